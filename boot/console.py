@@ -1,0 +1,122 @@
+"""Scan a guest console log for kernel failure reports.
+
+Every report the kernel prints when something went wrong - panics, BUG:,
+WARNING:, Oopses, general protection faults, hardened-usercopy reports,
+SLUB corruption reports, lockups, OOM, user-space segfaults - becomes a
+Finding with a few lines of context.  A ``Call Trace:`` is a finding only
+when it is not part of a report already found (or of an allowed place).
+
+Lines that the slabconv guest itself prints (``slabconv-ktap: ``,
+``slabconv-init: `` and mirrored KTAP result lines) are never findings:
+their content travels through KTAP.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable
+
+from .ktap import clean_line
+
+# (kind, regex); order matters only for the kind reported on a line.
+PATTERNS: list[tuple[str, re.Pattern]] = [(k, re.compile(r)) for k, r in [
+    ("panic", r"Kernel panic - not syncing"),
+    ("bug", r"\bkernel BUG at\b"),
+    ("bug", r"\bBUG: "),
+    ("slub", r"\bBUG \S+ \((?:Not tainted|Tainted[^)]*)\): "),
+    ("slub", r"^FIX \S+: "),
+    ("slub", r"Slab cache still has objects|slabs counted but counter|no slab for object"),
+    ("usercopy", r"\busercopy: |Bad or missing usercopy whitelist"),
+    ("warning", r"\bWARNING: "),
+    ("gpf", r"\bgeneral protection fault\b"),
+    ("oops", r"\bOops\b"),
+    ("oops", r"\bUnable to handle kernel\b"),
+    ("lockup", r"soft lockup|hard LOCKUP|detected stalls? on CPU|rcu_\w+ detected stall"),
+    ("hung", r"blocked for more than \d+ seconds"),
+    ("oom", r"invoked oom-killer|Out of memory: "),
+    ("list", r"\blist_(?:add|del) corruption\b"),
+    ("ubsan", r"\bUBSAN: "),
+    ("stack", r"stack-protector: |stack guard page was hit|Kernel stack is corrupted"),
+    ("segfault", r"\bsegfault at [0-9a-f]+ ip\b|\btraps: \S+\[\d+\] (?:general protection|trap)"),
+    ("call-trace", r"\bCall Trace:"),
+]]
+# Our own output: its content is judged through KTAP, not here.
+OURS = re.compile(r"^\s*(?:slabconv-(?:ktap|init): |(?:not )?ok \d+\b|#)")
+# How far after a report line its Call Trace may appear and still belong to it.
+TRACE_WINDOW = 60
+
+
+@dataclass
+class Finding:
+    kind: str
+    line_no: int            # 1-based, in the console log
+    line: str               # cleaned (timestamps stripped)
+    excerpt: list[str] = field(default_factory=list)
+    end_line: int = 0       # 1-based number of the excerpt's last line
+
+    def describe(self, log_name: str = "console") -> str:
+        body = "\n".join(f"    {x}" for x in self.excerpt)
+        return f"{log_name}:{self.line_no}: [{self.kind}] {self.line.strip()}\n{body}"
+
+
+def scan_lines(lines: list[str], *, before: int = 3, after: int = 12,
+               allow: Iterable[str] = ()) -> list[Finding]:
+    """Return findings for lines (raw console lines, timestamps allowed).
+
+    allow: regexes; a matching line is not a finding, and a Call Trace within
+    TRACE_WINDOW lines after it is considered expected.
+    """
+    allow_re = [re.compile(a) for a in allow]
+    clean = [clean_line(x) for x in lines]
+    found: list[Finding] = []
+    last_report = -10 ** 9      # index of the last report or allowed line
+    for i, line in enumerate(clean):
+        if not line.strip() or OURS.match(line):
+            continue
+        if any(a.search(line) for a in allow_re):
+            last_report = i
+            continue
+        kind = next((k for k, rx in PATTERNS if rx.search(line)), None)
+        if kind is None:
+            continue
+        if kind == "call-trace":
+            if i - last_report <= TRACE_WINDOW:
+                continue
+        else:
+            last_report = i
+        lo, hi = max(0, i - before), min(len(clean), i + after + 1)
+        found.append(Finding(kind, i + 1, line, clean[lo:hi], hi))
+    return found
+
+
+def scan_text(text: str, **kw) -> list[Finding]:
+    return scan_lines(text.replace("\r", "").split("\n"), **kw)
+
+
+def scan(path: Path, **kw) -> list[Finding]:
+    """Scan a console log file; a missing file scans as empty."""
+    p = Path(path)
+    if not p.is_file():
+        return []
+    return scan_text(p.read_text(errors="replace"), **kw)
+
+
+def summarize(findings: list[Finding], *, limit: int = 8,
+              log_name: str = "console") -> list[str]:
+    """Failure strings for a BootResult: one per finding (excerpts merged
+    when a finding lies inside the previous one's excerpt), at most limit."""
+    out: list[str] = []
+    shown_until = -1
+    extra = 0
+    for f in findings:
+        if f.line_no <= shown_until:
+            continue            # already visible in the previous excerpt
+        if len(out) >= limit:
+            extra += 1
+            continue
+        out.append(f.describe(log_name))
+        shown_until = f.end_line
+    if extra:
+        out.append(f"... and {extra} more console findings")
+    return out

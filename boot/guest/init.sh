@@ -1,0 +1,213 @@
+#!/bin/sh
+# slabconv guest init (PID 1 in the QEMU guest, run by busybox sh).
+#
+# Prints one top-level KTAP document on the KTAP channel: the second serial
+# port (/dev/ttyS1, captured by the host into ktap.log) when it exists, else
+# the console.  When the channel is ttyS1 each line is mirrored on the console
+# for people reading console.log; the host parses the channel, so kernel
+# messages interleaved on the console cannot garble the results.
+#
+#   1 slabconv_test          insmod the test module; its own KTAP document
+#                            (lifted from dmesg, "slabconv-ktap: " prefix) is
+#                            nested as a subtest and verified here
+#   2 slub_validate          write 1 to every /sys/kernel/slab/*/validate;
+#                            any write error or SLUB report in dmesg fails
+#   3 slab_caches_visible    kmalloc and module caches in /proc/slabinfo and
+#                            /sys/kernel/slab, held objects counted
+#   4 memcg_slab_accounting  SLAB_ACCOUNT objects held by the module are
+#                            charged to the memcg insmod ran in
+#   5 module_unload          rmmod destroys the module's caches cleanly
+#
+# Kernel command line knobs (read from /proc/cmdline):
+#   slabconv.inject=warn   passed to the module (plants a WARNING)
+#   slabconv.mode=probe    print "slabconv-init: probe ok" and reboot at once
+# Ends with "# slabconv: end" on the KTAP channel, then reboot -f (QEMU runs
+# with -no-reboot, so the guest reset ends QEMU).
+
+PATH=/bin:/sbin
+export PATH
+MOD=/lib/slabconv/slabconv_test.ko
+MODNAME=slabconv_test
+SLUB_ERR='BUG [^ ]+ \((Not tainted|Tainted)|^(\[[ 0-9.]+\] )?FIX [^ ]+: |slabs counted but counter|still has objects|no slab for object'
+
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev 2>/dev/null
+mkdir -p /tmp
+
+say() { echo "slabconv-init: $*"; }
+uptime_s() { cut -d' ' -f1 /proc/uptime; }
+
+CMDLINE=$(cat /proc/cmdline)
+arg() {
+	for w in $CMDLINE; do
+		case "$w" in "$1="*) echo "${w#*=}"; return 0 ;; esac
+	done
+	return 1
+}
+
+finish() {
+	say "done at ${1:-?}s"
+	ktap "# slabconv: end"
+	reboot -f
+	# reboot should not return; the host kills QEMU after the end marker.
+	while :; do sleep 1000; done
+}
+
+KTAP_DEV=/dev/console
+if [ -c /dev/ttyS1 ] && stty -F /dev/ttyS1 raw -echo clocal 2>/dev/null; then
+	KTAP_DEV=/dev/ttyS1
+fi
+exec 3>"$KTAP_DEV"
+ktap() {
+	echo "$*" >&3
+	[ "$KTAP_DEV" = /dev/console ] || echo "$*"
+}
+say "started at $(uptime_s)s, KTAP on $KTAP_DEV"
+
+if [ "$(arg slabconv.mode)" = probe ]; then
+	say "probe ok"
+	finish "$(uptime_s)"
+fi
+
+# Run insmod (and so the module's accounted allocations) in a child memory
+# cgroup so that test 4 can see the charge.
+CG=""
+if mount -t cgroup2 none /sys/fs/cgroup 2>/dev/null &&
+   echo +memory > /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null &&
+   mkdir /sys/fs/cgroup/slabconv 2>/dev/null &&
+   echo $$ > /sys/fs/cgroup/slabconv/cgroup.procs 2>/dev/null; then
+	CG=/sys/fs/cgroup/slabconv
+fi
+
+slub_errors() {
+	dmesg | grep -v 'slabconv-ktap: ' | grep -E "$SLUB_ERR" | head -n 1
+}
+
+ktap "KTAP version 1"
+ktap "# slabconv guest tests, kernel $(uname -r)"
+ktap "1..5"
+
+# ---- 1: the module -----------------------------------------------------------
+LOADED=0
+R1=""
+if [ ! -f "$MOD" ]; then
+	R1="module missing from initramfs"
+else
+	INJECT=$(arg slabconv.inject)
+	T0=$(uptime_s)
+	if insmod "$MOD" ${INJECT:+inject=$INJECT} > /tmp/insmod.out 2>&1; then
+		LOADED=1
+	else
+		R1="insmod failed: $(head -n 1 /tmp/insmod.out)"
+	fi
+	say "insmod took $T0 -> $(uptime_s)s"
+fi
+dmesg | sed -n 's/^.*slabconv-ktap: //p' | grep -v '^# slabconv_test: unloaded' > /tmp/mod.ktap
+PLAN=$(sed -n 's/^1\.\.\([0-9][0-9]*\)$/\1/p' /tmp/mod.ktap | head -n 1)
+NRES=$(grep -cE '^(not )?ok [0-9]+' /tmp/mod.ktap)
+NFAIL=$(grep -c '^not ok ' /tmp/mod.ktap)
+if [ -z "$R1" ]; then
+	if [ -z "$PLAN" ]; then
+		R1="module printed no KTAP plan"
+	elif [ "$NRES" -ne "$PLAN" ]; then
+		R1="module reported $NRES of $PLAN results"
+	elif [ "$NFAIL" -ne 0 ]; then
+		R1="$NFAIL of $PLAN module cases failed"
+	fi
+fi
+while IFS= read -r line; do
+	ktap "    $line"
+done < /tmp/mod.ktap
+if [ -z "$R1" ]; then ktap "ok 1 - slabconv_test"; else ktap "not ok 1 - slabconv_test # $R1"; fi
+
+# ---- 2: SLUB validate on every cache ----------------------------------------
+R2=""
+N=0
+BAD=""
+if [ -d /sys/kernel/slab ]; then
+	for d in /sys/kernel/slab/*; do
+		[ -L "$d" ] && continue
+		[ -e "$d/validate" ] || continue
+		if echo 1 > "$d/validate" 2>/dev/null; then
+			N=$((N + 1))
+		else
+			BAD="$BAD ${d##*/}"
+		fi
+	done
+	ERR=$(slub_errors)
+	if [ -n "$BAD" ]; then
+		R2="validate write failed for:$BAD"
+	elif [ -n "$ERR" ]; then
+		R2="SLUB report in dmesg: $ERR"
+	elif [ "$N" -eq 0 ]; then
+		R2="no cache has a validate file"
+	fi
+else
+	R2="/sys/kernel/slab missing"
+fi
+ktap "# validated $N caches"
+if [ -z "$R2" ]; then ktap "ok 2 - slub_validate"; else ktap "not ok 2 - slub_validate # $R2"; fi
+
+# ---- 3: caches visible --------------------------------------------------------
+R3=""
+HELD=$(sed -n 's/^# held \([0-9][0-9]*\) accounted objects.*/\1/p' /tmp/mod.ktap | head -n 1)
+if [ ! -r /proc/slabinfo ]; then
+	R3="/proc/slabinfo missing"
+elif ! grep -q '^kmalloc-64 ' /proc/slabinfo; then
+	R3="kmalloc-64 not in /proc/slabinfo"
+elif [ ! -e /sys/kernel/slab/kmalloc-64 ]; then
+	R3="/sys/kernel/slab/kmalloc-64 missing"
+elif [ "$LOADED" = 1 ]; then
+	for c in slabconv_uc slabconv_acct; do
+		if ! grep -q "^$c " /proc/slabinfo; then
+			R3="$c not in /proc/slabinfo"
+		elif [ ! -e /sys/kernel/slab/$c ]; then
+			R3="/sys/kernel/slab/$c missing"
+		fi
+	done
+	ACTIVE=$(sed -n 's/^slabconv_acct  *\([0-9][0-9]*\) .*/\1/p' /proc/slabinfo)
+	ktap "# slabconv_acct active_objs ${ACTIVE:-?}, held ${HELD:-?}"
+	if [ -z "$R3" ] && [ -n "$HELD" ] && [ "${ACTIVE:-0}" -lt "$HELD" ]; then
+		R3="slabconv_acct active_objs $ACTIVE < $HELD held objects"
+	fi
+fi
+if [ -z "$R3" ]; then ktap "ok 3 - slab_caches_visible"; else ktap "not ok 3 - slab_caches_visible # $R3"; fi
+
+# ---- 4: memcg accounting -------------------------------------------------------
+if [ -z "$CG" ]; then
+	ktap "ok 4 - memcg_slab_accounting # SKIP no cgroup2 memory controller"
+elif [ "$LOADED" != 1 ] || [ -z "$HELD" ]; then
+	ktap "ok 4 - memcg_slab_accounting # SKIP module not loaded or held nothing"
+else
+	SLAB=$(sed -n 's/^slab_unreclaimable \([0-9][0-9]*\)$/\1/p' $CG/memory.stat)
+	WANT=$((HELD * 1024 / 2))
+	ktap "# memcg slab_unreclaimable ${SLAB:-?} bytes, held $HELD x 1024 bytes"
+	if [ -z "$SLAB" ]; then
+		ktap "not ok 4 - memcg_slab_accounting # no slab_unreclaimable in memory.stat"
+	elif [ "$SLAB" -lt "$WANT" ]; then
+		ktap "not ok 4 - memcg_slab_accounting # slab_unreclaimable $SLAB < $WANT"
+	else
+		ktap "ok 4 - memcg_slab_accounting"
+	fi
+fi
+
+# ---- 5: unload ----------------------------------------------------------------
+if [ "$LOADED" != 1 ]; then
+	ktap "ok 5 - module_unload # SKIP module not loaded"
+else
+	R5=""
+	if ! rmmod $MODNAME > /tmp/rmmod.out 2>&1; then
+		R5="rmmod failed: $(head -n 1 /tmp/rmmod.out)"
+	elif [ -e /sys/module/$MODNAME ]; then
+		R5="/sys/module/$MODNAME still present"
+	elif grep -q '^slabconv_uc ' /proc/slabinfo; then
+		R5="slabconv_uc still in /proc/slabinfo after rmmod"
+	else
+		ERR=$(slub_errors)
+		[ -n "$ERR" ] && R5="SLUB report in dmesg: $ERR"
+	fi
+	if [ -z "$R5" ]; then ktap "ok 5 - module_unload"; else ktap "not ok 5 - module_unload # $R5"; fi
+fi
+
+finish "$(uptime_s)"

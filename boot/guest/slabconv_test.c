@@ -1,0 +1,745 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * slabconv_test - slab allocator checks run inside the QEMU guest.
+ *
+ * Loaded by boot/guest/init.sh.  Every case runs at module init and the
+ * module prints a KTAP document, one printk per line, each prefixed with
+ * "slabconv-ktap: " so the init script can lift it out of dmesg and nest it
+ * in its own KTAP output.  Init always returns 0 when the document was
+ * printed, so failures travel through KTAP, not through insmod's status.
+ *
+ * Two caches and a "hold" of memcg-accounted objects stay allocated until
+ * rmmod, so the init script can run SLUB validate on them, look for them in
+ * /proc/slabinfo and check memcg slab accounting.
+ *
+ * Every usercopy here stays inside the slab object and inside the cache's
+ * usercopy whitelist: a rejected copy BUGs the guest (that is later work).
+ * Copy sizes go through opaque() so they are never compile-time constants;
+ * otherwise check_object_size() - hardened usercopy - would be skipped.
+ *
+ * Written against Linux 5.10; uses only interfaces that later kernels keep.
+ */
+#define pr_fmt(fmt) "slabconv-ktap: " fmt
+
+#include <linux/compiler.h>
+#include <linux/cpumask.h>
+#include <linux/kernel.h>
+#include <linux/mm.h>
+#include <linux/mman.h>
+#include <linux/module.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+#include <linux/smp.h>
+#include <linux/string.h>
+#include <linux/uaccess.h>
+#include <linux/version.h>
+#include <linux/workqueue.h>
+
+static char *inject = "";
+module_param(inject, charp, 0444);
+MODULE_PARM_DESC(inject, "plant a failure for the host-side detector tests: 'warn'");
+
+static unsigned int hold_kb = 1024;
+module_param(hold_kb, uint, 0444);
+MODULE_PARM_DESC(hold_kb, "KiB of SLAB_ACCOUNT objects held until rmmod (memcg check)");
+
+enum result { PASS, FAIL, SKIP };
+
+#define REASON_LEN 200
+struct ctx {
+	char reason[REASON_LEN];
+	unsigned long arg;
+};
+
+#define FAILED(c, fmt, ...) \
+	({ snprintf((c)->reason, REASON_LEN, fmt, ##__VA_ARGS__); FAIL; })
+#define SKIPPED(c, fmt, ...) \
+	({ snprintf((c)->reason, REASON_LEN, fmt, ##__VA_ARGS__); SKIP; })
+
+/* User memory in insmod's address space (module init runs in its context). */
+#define UBUF_SIZE (PAGE_SIZE * 4)
+static unsigned long ubuf;
+
+/* Caches that live as long as the module. */
+#define UC_OBJ		512
+#define UC_USEROFF	128
+#define UC_USERSIZE	256
+#define ACCT_OBJ	1024
+static struct kmem_cache *uc_cache;	/* whitelist [128, 384) of 512 */
+static struct kmem_cache *acct_cache;	/* SLAB_ACCOUNT, whole object whitelisted */
+static void **hold;
+static unsigned int hold_nr;
+
+static noinline size_t opaque(size_t n)
+{
+	OPTIMIZER_HIDE_VAR(n);
+	return n;
+}
+
+static bool is_slab_object(const void *p)
+{
+	return PageSlab(virt_to_head_page(p));
+}
+
+static void fill(void *p, size_t n, unsigned int seed)
+{
+	u8 *b = p;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		b[i] = (u8)(seed * 131 + i * 7 + (i >> 8) + 1);
+}
+
+static long first_diff(const void *a, const void *b, size_t n)
+{
+	const u8 *x = a, *y = b;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (x[i] != y[i])
+			return i;
+	return -1;
+}
+
+/* Index of the first byte in p[0..n) that is not c, or -1. */
+static long not_byte(const void *p, u8 c, size_t n)
+{
+	const u8 *b = p;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (b[i] != c)
+			return i;
+	return -1;
+}
+
+/*
+ * copy_to_user(src, n) into the user buffer at uoff, check the user copy,
+ * then copy_from_user into dst and compare with src.
+ */
+static enum result roundtrip(struct ctx *c, const void *src, void *dst,
+			     size_t n, size_t uoff)
+{
+	u8 __user *u = (u8 __user *)(ubuf + uoff);
+	unsigned long left;
+	u8 first, last;
+	long d;
+
+	if (!ubuf)
+		return FAILED(c, "no user buffer (vm_mmap failed)");
+	if (!n || uoff + n > UBUF_SIZE)
+		return FAILED(c, "test bug: user range %zu+%zu", uoff, n);
+	n = opaque(n);
+
+	left = copy_to_user(u, src, n);
+	if (left)
+		return FAILED(c, "copy_to_user left %lu of %zu bytes", left, n);
+	if (get_user(first, u) || get_user(last, u + n - 1))
+		return FAILED(c, "get_user on the copied range failed");
+	if (first != ((const u8 *)src)[0] || last != ((const u8 *)src)[n - 1])
+		return FAILED(c, "user memory differs from the object after copy_to_user (%zu bytes)", n);
+
+	left = copy_from_user(dst, u, n);
+	if (left)
+		return FAILED(c, "copy_from_user left %lu of %zu bytes", left, n);
+	d = first_diff(src, dst, n);
+	if (d >= 0)
+		return FAILED(c, "round trip differs at byte %ld of %zu", d, n);
+	return PASS;
+}
+
+/*
+ * Copy src_obj[off, off+len) out and back into dst_obj[off2, off2+len);
+ * dst_obj (objsize bytes) must be untouched outside that range.
+ */
+static enum result partial(struct ctx *c, u8 *src_obj, u8 *dst_obj, size_t objsize,
+			   size_t off, size_t off2, size_t len, size_t uoff)
+{
+	enum result r;
+	long d;
+
+	memset(dst_obj, 0xa5, objsize);
+	r = roundtrip(c, src_obj + off, dst_obj + off2, len, uoff);
+	if (r != PASS)
+		return r;
+	d = not_byte(dst_obj, 0xa5, off2);
+	if (d < 0)
+		d = not_byte(dst_obj + off2 + len, 0xa5, objsize - off2 - len);
+	if (d >= 0)
+		return FAILED(c, "copy_from_user wrote outside [%zu, %zu) of the object", off2, off2 + len);
+	return PASS;
+}
+
+/* ---- cases ------------------------------------------------------------ */
+
+static enum result t_hardened_usercopy_config(struct ctx *c)
+{
+	if (!IS_ENABLED(CONFIG_HARDENED_USERCOPY))
+		return SKIPPED(c, "CONFIG_HARDENED_USERCOPY is not set: copies are not checked");
+	return PASS;
+}
+
+static const size_t ksize_sizes[] = {
+	1, 8, 13, 64, 96, 100, 192, 256, 1000, 1024, 2048, 4096, 5000, 8192,
+	8193, 16384, 65536,
+};
+
+#define NOBJ 32
+static enum result t_kmalloc_ksize(struct ctx *c)
+{
+	void *objs[NOBJ];
+	enum result r = PASS;
+	unsigned int i, j;
+
+	for (i = 0; i < ARRAY_SIZE(ksize_sizes) && r == PASS; i++) {
+		size_t size = opaque(ksize_sizes[i]);
+		bool want_slab = size <= KMALLOC_MAX_CACHE_SIZE;
+
+		memset(objs, 0, sizeof(objs));
+		for (j = 0; j < NOBJ; j++) {
+			objs[j] = kmalloc(size, GFP_KERNEL);
+			if (!objs[j]) {
+				r = FAILED(c, "kmalloc(%zu) #%u returned NULL", size, j);
+				break;
+			}
+			if (ksize(objs[j]) < size) {
+				r = FAILED(c, "ksize %zu < requested %zu", ksize(objs[j]), size);
+				break;
+			}
+			if (is_slab_object(objs[j]) != want_slab) {
+				r = FAILED(c, "kmalloc(%zu): slab page %d, expected %d",
+					   size, !want_slab, want_slab);
+				break;
+			}
+			memset(objs[j], j + 1, size);
+		}
+		/* Overlapping objects would have overwritten each other. */
+		for (j = 0; j < NOBJ && r == PASS && objs[j]; j++)
+			if (not_byte(objs[j], j + 1, size) >= 0)
+				r = FAILED(c, "kmalloc(%zu) object #%u was overwritten", size, j);
+		for (j = 0; j < NOBJ; j++)
+			kfree(objs[j]);
+	}
+	return r;
+}
+
+/* Whole-object round trip through kmalloc objects of c->arg bytes. */
+static enum result t_usercopy_kmalloc(struct ctx *c)
+{
+	size_t size = opaque(c->arg);
+	u8 *src, *dst;
+	enum result r;
+
+	src = kmalloc(size, GFP_KERNEL);
+	dst = kmalloc(size, GFP_KERNEL);
+	if (!src || !dst) {
+		r = FAILED(c, "kmalloc(%zu) failed", size);
+		goto out;
+	}
+	if (!is_slab_object(src) || !is_slab_object(dst)) {
+		r = FAILED(c, "kmalloc(%zu) is not a slab object", size);
+		goto out;
+	}
+	fill(src, size, size);
+	/* Unaligned user offset so that larger copies cross user pages. */
+	r = partial(c, src, dst, size, 0, 0, size, PAGE_SIZE - 3);
+out:
+	kfree(src);
+	kfree(dst);
+	return r;
+}
+
+static enum result t_usercopy_kmalloc_offset(struct ctx *c)
+{
+	static const struct { size_t obj, off, off2, len; } v[] = {
+		{ 1024, 300, 517, 100 }, { 1024, 1023, 0, 1 }, { 1024, 0, 1, 1023 },
+		{ 1024, 1, 0, 1022 }, { 96, 95, 3, 1 }, { 96, 17, 31, 64 },
+		{ 8192, 4000, 100, 4096 }, { 192, 100, 100, 92 },
+	};
+	enum result r = PASS;
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(v) && r == PASS; i++) {
+		size_t obj = opaque(v[i].obj);
+		u8 *src = kmalloc(obj, GFP_KERNEL), *dst = kmalloc(obj, GFP_KERNEL);
+
+		if (!src || !dst) {
+			r = FAILED(c, "kmalloc(%zu) failed", obj);
+		} else {
+			fill(src, obj, i);
+			r = partial(c, src, dst, obj, v[i].off, v[i].off2, v[i].len, 5 * i);
+			if (r == FAIL) {
+				char tmp[REASON_LEN];
+
+				strscpy(tmp, c->reason, sizeof(tmp));
+				snprintf(c->reason, REASON_LEN, "obj %zu off %zu len %zu: %s",
+					 obj, v[i].off, v[i].len, tmp);
+			}
+		}
+		kfree(src);
+		kfree(dst);
+	}
+	return r;
+}
+
+/* Copies inside the whitelist of a kmem_cache_create_usercopy() cache. */
+static enum result t_usercopy_cache_whitelist(struct ctx *c)
+{
+	static const struct { size_t off, off2, len; } full[] = {
+		{ UC_USEROFF, UC_USEROFF, UC_USERSIZE },
+	}, part[] = {
+		{ UC_USEROFF + 37, UC_USEROFF + 3, 100 },
+		{ UC_USEROFF + UC_USERSIZE - 1, UC_USEROFF, 1 },
+		{ UC_USEROFF, UC_USEROFF + UC_USERSIZE - 1, 1 },
+		{ 200, 201, 183 },
+	};
+	bool partial_case = c->arg;
+	unsigned int i, n = partial_case ? ARRAY_SIZE(part) : ARRAY_SIZE(full);
+	enum result r = PASS;
+	u8 *src, *dst;
+
+	if (!uc_cache)
+		return FAILED(c, "kmem_cache_create_usercopy failed at module init");
+	src = kmem_cache_alloc(uc_cache, GFP_KERNEL);
+	dst = kmem_cache_alloc(uc_cache, GFP_KERNEL);
+	if (!src || !dst) {
+		r = FAILED(c, "kmem_cache_alloc failed");
+		goto out;
+	}
+	if (!is_slab_object(src) || !is_slab_object(dst)) {
+		r = FAILED(c, "cache object is not a slab object");
+		goto out;
+	}
+	fill(src, UC_OBJ, 77);
+	for (i = 0; i < n && r == PASS; i++) {
+		size_t off = partial_case ? part[i].off : full[i].off;
+		size_t off2 = partial_case ? part[i].off2 : full[i].off2;
+		size_t len = partial_case ? part[i].len : full[i].len;
+
+		/* dst outside [off2, off2+len) keeps the 0xa5 guard fill. */
+		r = partial(c, src, dst, UC_OBJ, off, off2, len, 64 + i);
+	}
+out:
+	if (src)
+		kmem_cache_free(uc_cache, src);
+	if (dst)
+		kmem_cache_free(uc_cache, dst);
+	return r;
+}
+
+/* memcg-accounted kmalloc objects (charged when insmod runs in a memcg). */
+static enum result t_usercopy_kmalloc_accounted(struct ctx *c)
+{
+	static const size_t sizes[] = { 64, 1024, 4096 };
+	enum result r = PASS;
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(sizes) && r == PASS; i++) {
+		size_t size = opaque(sizes[i]);
+		u8 *src = kmalloc(size, GFP_KERNEL_ACCOUNT);
+		u8 *dst = kmalloc(size, GFP_KERNEL_ACCOUNT);
+
+		if (!src || !dst)
+			r = FAILED(c, "kmalloc(%zu, GFP_KERNEL_ACCOUNT) failed", size);
+		else if (!is_slab_object(src))
+			r = FAILED(c, "accounted kmalloc(%zu) is not a slab object", size);
+		else {
+			fill(src, size, i + 3);
+			r = partial(c, src, dst, size, 0, 0, size, 11);
+		}
+		kfree(src);
+		kfree(dst);
+	}
+	return r;
+}
+
+static enum result t_usercopy_cache_accounted(struct ctx *c)
+{
+	enum result r;
+	u8 *src, *dst;
+
+	if (!acct_cache)
+		return FAILED(c, "SLAB_ACCOUNT cache creation failed at module init");
+	src = kmem_cache_alloc(acct_cache, GFP_KERNEL);
+	dst = kmem_cache_alloc(acct_cache, GFP_KERNEL);
+	if (!src || !dst) {
+		r = FAILED(c, "kmem_cache_alloc failed");
+	} else {
+		fill(src, ACCT_OBJ, 5);
+		r = partial(c, src, dst, ACCT_OBJ, 0, 0, ACCT_OBJ, 1);
+		if (r == PASS)
+			r = partial(c, src, dst, ACCT_OBJ, 511, 700, 300, 2);
+	}
+	if (src)
+		kmem_cache_free(acct_cache, src);
+	if (dst)
+		kmem_cache_free(acct_cache, dst);
+	return r;
+}
+
+#define NBULK 64
+static enum result t_kmem_cache_bulk(struct ctx *c)
+{
+	struct kmem_cache *s;
+	void *objs[NBULK];
+	enum result r = PASS;
+	int got, i;
+
+	s = kmem_cache_create("slabconv_bulk", 200, 0, 0, NULL);
+	if (!s)
+		return FAILED(c, "kmem_cache_create failed");
+	memset(objs, 0, sizeof(objs));
+	got = kmem_cache_alloc_bulk(s, GFP_KERNEL, NBULK, objs);
+	if (got != NBULK) {
+		r = FAILED(c, "kmem_cache_alloc_bulk returned %d, wanted %d", got, NBULK);
+		goto destroy;
+	}
+	for (i = 0; i < NBULK; i++) {
+		if (!objs[i] || !is_slab_object(objs[i])) {
+			r = FAILED(c, "bulk object #%d is NULL or not a slab object", i);
+			goto free;
+		}
+		memset(objs[i], i + 1, 200);
+	}
+	for (i = 0; i < NBULK; i++)
+		if (not_byte(objs[i], i + 1, 200) >= 0) {
+			r = FAILED(c, "bulk object #%d was overwritten (overlap)", i);
+			break;
+		}
+free:
+	kmem_cache_free_bulk(s, NBULK, objs);
+	kmem_cache_shrink(s);
+	/* The cache must still work after free_bulk + shrink. */
+	if (r == PASS) {
+		void *p = kmem_cache_alloc(s, GFP_KERNEL);
+
+		if (!p)
+			r = FAILED(c, "kmem_cache_alloc after shrink failed");
+		kmem_cache_free(s, p);
+	}
+destroy:
+	kmem_cache_destroy(s);
+	return r;
+}
+
+#define CTOR_OBJ 256
+#define CTOR_MAGIC 0x5ab1c0deU
+static void ctor_fn(void *p)
+{
+	memset(p, 0xc7, CTOR_OBJ);
+	*(u32 *)p = CTOR_MAGIC;
+}
+
+static enum result t_kmem_cache_ctor(struct ctx *c)
+{
+	struct kmem_cache *s;
+	void *objs[NOBJ * 4];
+	enum result r = PASS;
+	unsigned int i;
+
+	s = kmem_cache_create("slabconv_ctor", CTOR_OBJ, 0, 0, ctor_fn);
+	if (!s)
+		return FAILED(c, "kmem_cache_create with ctor failed");
+	memset(objs, 0, sizeof(objs));
+	for (i = 0; i < ARRAY_SIZE(objs); i++) {
+		objs[i] = kmem_cache_alloc(s, GFP_KERNEL);
+		if (!objs[i]) {
+			r = FAILED(c, "kmem_cache_alloc #%u failed", i);
+			break;
+		}
+		if (*(u32 *)objs[i] != CTOR_MAGIC ||
+		    not_byte((u8 *)objs[i] + 4, 0xc7, CTOR_OBJ - 4) >= 0) {
+			r = FAILED(c, "object #%u was not constructed by the ctor", i);
+			break;
+		}
+	}
+	for (i = 0; i < ARRAY_SIZE(objs); i++)
+		if (objs[i])
+			kmem_cache_free(s, objs[i]);
+	kmem_cache_destroy(s);
+	return r;
+}
+
+static enum result t_krealloc_grow(struct ctx *c)
+{
+	static const size_t steps[] = { 24, 100, 1000, 5000, 8192, 20000 };
+	u8 *p, *q, *ref;
+	enum result r = PASS;
+	unsigned int i;
+
+	ref = kmalloc(steps[ARRAY_SIZE(steps) - 1], GFP_KERNEL);
+	p = kmalloc(steps[0], GFP_KERNEL);
+	if (!p || !ref) {
+		r = FAILED(c, "kmalloc failed");
+		goto out;
+	}
+	fill(ref, steps[ARRAY_SIZE(steps) - 1], 9);
+	memcpy(p, ref, steps[0]);
+	for (i = 1; i < ARRAY_SIZE(steps); i++) {
+		size_t size = opaque(steps[i]);
+		long d;
+
+		q = krealloc(p, size, GFP_KERNEL);
+		if (!q) {
+			r = FAILED(c, "krealloc to %zu failed", size);
+			break;
+		}
+		p = q;
+		if (ksize(p) < size) {
+			r = FAILED(c, "ksize %zu < %zu after krealloc", ksize(p), size);
+			break;
+		}
+		d = first_diff(p, ref, steps[i - 1]);
+		if (d >= 0) {
+			r = FAILED(c, "krealloc %zu -> %zu lost byte %ld", steps[i - 1], size, d);
+			break;
+		}
+		memcpy(p, ref, size);
+	}
+out:
+	kfree(p);
+	kfree(ref);
+	return r;
+}
+
+static enum result t_kzalloc_zeroed(struct ctx *c)
+{
+	static const size_t sizes[] = { 8, 96, 192, 1024, 4096, 8192 };
+	enum result r = PASS;
+	unsigned int i;
+	u8 *p;
+
+	for (i = 0; i < ARRAY_SIZE(sizes) && r == PASS; i++) {
+		size_t size = opaque(sizes[i]);
+
+		/* Dirty an object of the same size class first. */
+		p = kmalloc(size, GFP_KERNEL);
+		if (p)
+			memset(p, 0xee, size);
+		kfree(p);
+		p = kzalloc(size, GFP_KERNEL);
+		if (!p)
+			r = FAILED(c, "kzalloc(%zu) failed", size);
+		else if (not_byte(p, 0, size) >= 0)
+			r = FAILED(c, "kzalloc(%zu) byte %ld is not zero", size, not_byte(p, 0, size));
+		kfree(p);
+	}
+	if (r == PASS && uc_cache) {
+		p = kmem_cache_zalloc(uc_cache, GFP_KERNEL);
+		if (!p)
+			r = FAILED(c, "kmem_cache_zalloc failed");
+		else if (not_byte(p, 0, UC_OBJ) >= 0)
+			r = FAILED(c, "kmem_cache_zalloc object is not zeroed");
+		if (p)
+			kmem_cache_free(uc_cache, p);
+	}
+	return r;
+}
+
+/* Free on another CPU than the one that allocated (SLUB remote free path). */
+#define NREMOTE 256
+struct remote_free {
+	void **objs;
+	int cpu;
+};
+
+static long remote_free_fn(void *arg)
+{
+	struct remote_free *rf = arg;
+	int i;
+
+	for (i = 0; i < NREMOTE; i++)
+		kfree(rf->objs[i]);
+	return raw_smp_processor_id() == rf->cpu ? 1 : 0;
+}
+
+static enum result t_kfree_remote_cpu(struct ctx *c)
+{
+	struct remote_free rf;
+	enum result r = PASS;
+	unsigned int i;
+	int here, round;
+	long on_cpu;
+
+	if (num_online_cpus() < 2)
+		return SKIPPED(c, "needs 2 online CPUs");
+	rf.objs = kcalloc(NREMOTE, sizeof(void *), GFP_KERNEL);
+	if (!rf.objs)
+		return FAILED(c, "kcalloc failed");
+	for (round = 0; round < 2 && r == PASS; round++) {
+		size_t size = round ? 512 : 64;
+
+		here = get_cpu();
+		put_cpu();
+		rf.cpu = cpumask_any_but(cpu_online_mask, here);
+		for (i = 0; i < NREMOTE; i++) {
+			rf.objs[i] = kmalloc(size, GFP_KERNEL);
+			if (!rf.objs[i]) {
+				r = FAILED(c, "kmalloc(%zu) failed", size);
+				break;
+			}
+			memset(rf.objs[i], i & 0xff, size);
+		}
+		for (i = 0; i < NREMOTE && r == PASS; i++)
+			if (not_byte(rf.objs[i], i & 0xff, size) >= 0)
+				r = FAILED(c, "object #%u overwritten before the remote free", i);
+		if (r != PASS || rf.cpu >= nr_cpu_ids) {
+			for (i = 0; i < NREMOTE; i++)
+				kfree(rf.objs[i]);
+			if (r == PASS)
+				r = FAILED(c, "no other online CPU");
+			break;
+		}
+		on_cpu = work_on_cpu(rf.cpu, remote_free_fn, &rf);
+		if (on_cpu != 1)
+			r = FAILED(c, "free did not run on CPU %d", rf.cpu);
+		/* The freed objects must be reusable and independent. */
+		for (i = 0; i < NREMOTE; i++)
+			rf.objs[i] = NULL;
+		for (i = 0; i < NREMOTE && r == PASS; i++) {
+			rf.objs[i] = kmalloc(size, GFP_KERNEL);
+			if (!rf.objs[i])
+				r = FAILED(c, "kmalloc after remote free failed");
+			else
+				memset(rf.objs[i], ~i & 0xff, size);
+		}
+		for (i = 0; i < NREMOTE && r == PASS; i++)
+			if (not_byte(rf.objs[i], ~i & 0xff, size) >= 0)
+				r = FAILED(c, "reallocated object #%u overlaps another", i);
+		for (i = 0; i < NREMOTE; i++)
+			kfree(rf.objs[i]);
+	}
+	kfree(rf.objs);
+	return r;
+}
+
+/* ---- runner ------------------------------------------------------------- */
+
+struct test_case {
+	const char *name;	/* printf format, %lu = arg */
+	enum result (*fn)(struct ctx *c);
+	unsigned long arg;
+};
+
+static const struct test_case cases[] = {
+	{ "hardened_usercopy_config", t_hardened_usercopy_config },
+	{ "kmalloc_ksize", t_kmalloc_ksize },
+	{ "usercopy_kmalloc_%lu", t_usercopy_kmalloc, 8 },
+	{ "usercopy_kmalloc_%lu", t_usercopy_kmalloc, 64 },
+	{ "usercopy_kmalloc_%lu", t_usercopy_kmalloc, 96 },
+	{ "usercopy_kmalloc_%lu", t_usercopy_kmalloc, 192 },
+	{ "usercopy_kmalloc_%lu", t_usercopy_kmalloc, 256 },
+	{ "usercopy_kmalloc_%lu", t_usercopy_kmalloc, 1024 },
+	{ "usercopy_kmalloc_%lu", t_usercopy_kmalloc, 2048 },
+	{ "usercopy_kmalloc_%lu", t_usercopy_kmalloc, 4096 },
+	{ "usercopy_kmalloc_%lu", t_usercopy_kmalloc, 8192 },
+	{ "usercopy_kmalloc_offset", t_usercopy_kmalloc_offset },
+	{ "usercopy_cache_whitelist", t_usercopy_cache_whitelist, 0 },
+	{ "usercopy_cache_whitelist_offset", t_usercopy_cache_whitelist, 1 },
+	{ "usercopy_kmalloc_accounted", t_usercopy_kmalloc_accounted },
+	{ "usercopy_cache_accounted", t_usercopy_cache_accounted },
+	{ "kmem_cache_bulk", t_kmem_cache_bulk },
+	{ "kmem_cache_ctor", t_kmem_cache_ctor },
+	{ "krealloc_grow", t_krealloc_grow },
+	{ "kzalloc_zeroed", t_kzalloc_zeroed },
+	{ "kfree_remote_cpu", t_kfree_remote_cpu },
+};
+
+static void hold_objects(void)
+{
+	unsigned int i, want = hold_kb * 1024 / ACCT_OBJ;
+
+	if (!acct_cache || !want)
+		return;
+	hold = kcalloc(want, sizeof(void *), GFP_KERNEL);
+	if (!hold)
+		return;
+	for (i = 0; i < want; i++) {
+		hold[i] = kmem_cache_alloc(acct_cache, GFP_KERNEL);
+		if (!hold[i])
+			break;
+		memset(hold[i], 0x3c, ACCT_OBJ);
+	}
+	hold_nr = i;
+	pr_info("# held %u accounted objects of %u bytes\n", hold_nr, ACCT_OBJ);
+}
+
+static void release_objects(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < hold_nr; i++)
+		kmem_cache_free(acct_cache, hold[i]);
+	kfree(hold);
+	hold = NULL;
+	hold_nr = 0;
+}
+
+static int __init slabconv_test_init(void)
+{
+	unsigned int i, pass = 0, fail = 0, skipped = 0;
+	struct ctx c;
+	char name[64];
+
+	uc_cache = kmem_cache_create_usercopy("slabconv_uc", UC_OBJ, 0, 0,
+					      UC_USEROFF, UC_USERSIZE, NULL);
+	acct_cache = kmem_cache_create_usercopy("slabconv_acct", ACCT_OBJ, 0,
+						SLAB_ACCOUNT, 0, ACCT_OBJ, NULL);
+	ubuf = vm_mmap(NULL, 0, UBUF_SIZE, PROT_READ | PROT_WRITE,
+		       MAP_ANONYMOUS | MAP_PRIVATE, 0);
+	if (ubuf >= TASK_SIZE) {
+		pr_info("# vm_mmap failed: %ld\n", (long)ubuf);
+		ubuf = 0;
+	}
+
+	pr_info("KTAP version 1\n");
+	pr_info("# Subtest: slabconv_test\n");
+	pr_info("1..%zu\n", ARRAY_SIZE(cases));
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		enum result r;
+
+		memset(&c, 0, sizeof(c));
+		c.arg = cases[i].arg;
+		snprintf(name, sizeof(name), cases[i].name, cases[i].arg);
+		r = cases[i].fn(&c);
+		switch (r) {
+		case PASS:
+			pass++;
+			pr_info("ok %u - %s\n", i + 1, name);
+			break;
+		case SKIP:
+			skipped++;
+			pr_info("ok %u - %s # SKIP %s\n", i + 1, name, c.reason);
+			break;
+		default:
+			fail++;
+			pr_info("# %s: %s\n", name, c.reason);
+			pr_info("not ok %u - %s # %s\n", i + 1, name, c.reason);
+			break;
+		}
+	}
+	pr_info("# slabconv_test: pass:%u fail:%u skip:%u total:%zu\n",
+		pass, fail, skipped, ARRAY_SIZE(cases));
+
+	if (ubuf)
+		vm_munmap(ubuf, UBUF_SIZE);
+	ubuf = 0;
+	hold_objects();
+
+	if (!strcmp(inject, "warn"))
+		WARN(1, "slabconv_test: planted warning (inject=warn)\n");
+	return 0;
+}
+
+static void __exit slabconv_test_exit(void)
+{
+	release_objects();
+	kmem_cache_destroy(acct_cache);
+	kmem_cache_destroy(uc_cache);
+	pr_info("# slabconv_test: unloaded\n");
+}
+
+module_init(slabconv_test_init);
+module_exit(slabconv_test_exit);
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("slabconv in-guest slab and hardened usercopy checks");

@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/// Convert the `struct page *` parameter of function `fn` to a struct slab.
+///
+/// The generic step of the series: "Convert fn() to take a struct slab".
+/// In the definition (and any prototype) of fn, the parameter
+/// `struct page *page` becomes `struct slab *slab` (with -D const_slab:
+/// `const struct slab *slab`).  In the body:
+///   page->F           -> slab->F      for the fields struct slab carries
+///   page_address(page) -> slab_address(slab)
+///   page_to_nid(page)  -> slab_nid(slab)
+///   any other use of page -> slab_page(slab)  (talking to the page allocator
+///                         or to code not converted yet)
+/// Coccinelle updates a prototype in the same file as the definition by
+/// itself; the proto rules cover prototypes in other files (headers).
+/// Callers are not changed here: a caller is converted with slab_local.cocci
+/// or by a later entry.
+//
+// Confidence: High (the fields are the ones struct slab defines)
+// Options: --no-includes -D fn=<function> [-D const_slab]
+
+virtual patch
+virtual const_slab
+
+@body depends on patch@
+identifier virtual.fn;
+identifier page;
+identifier F = {flags, slab_list, next, pages, pobjects, rcu_head, slab_cache, freelist,
+                s_mem, counters, inuse, objects, frozen, active, units};
+@@
+ fn(..., struct page *page, ...)
+ {
+ <...
+(
+-page->F
++slab->F
+|
+-page_address(page)
++slab_address(slab)
+|
+-page_to_nid(page)
++slab_nid(slab)
+|
+-page
++slab_page(slab)
+)
+ ...>
+ }
+
+@param depends on patch && !const_slab@
+identifier virtual.fn;
+identifier page;
+@@
+ fn(...,
+-struct page *page
++struct slab *slab
+ ,...) {...}
+
+@cparam depends on patch && const_slab@
+identifier virtual.fn;
+identifier page;
+@@
+ fn(...,
+-struct page *page
++const struct slab *slab
+ ,...) {...}
+
+@proto depends on patch && !const_slab && !param@
+identifier virtual.fn;
+identifier page;
+type T;
+@@
+ T fn(...,
+-struct page *page
++struct slab *slab
+ ,...);
+
+@cproto depends on patch && const_slab && !cparam@
+identifier virtual.fn;
+identifier page;
+type T;
+@@
+ T fn(...,
+-struct page *page
++const struct slab *slab
+ ,...);

@@ -1,0 +1,178 @@
+"""fetch: packaged kernel source -> pristine, read-only tree in the cache.
+
+    tree = fetch.get_tree("5.10")                      # apt's candidate
+    tree = fetch.get_tree("5.10", deb_version="5.10.259-1")
+    tree.path  # .../src/5.10/5.10.262-1/linux-source-5.10
+    python3 -m fetch 5.10                              # prints tree.path
+
+Modules: suites (version -> apt suite table), apt (private/system apt
+access), debcache (verified .deb files), unpack (atomic unpack, markers,
+read-only trees), debver (Debian version ordering), lock (flock).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from slabconv.log import SlabconvError, info
+from slabconv.proc import require_tool
+
+from . import apt, debcache, suites, unpack
+from .apt import DebInfo, FetchError, Repo
+from .lock import locked
+from .suites import Suite, package_name
+
+__all__ = ["Tree", "get_tree", "offered_versions", "deb_versions", "FetchError"]
+
+RepoFactory = Callable[[Suite], Repo]
+
+_DEBVER_RE = re.compile(r"^(?:[0-9]+:)?[0-9][A-Za-z0-9.+~-]*$")
+
+
+@dataclass(frozen=True)
+class Tree:
+    """A complete pristine tree: `path` is the linux-source-<version> top dir."""
+    path: Path
+    version: str
+    deb_version: str
+
+
+def get_tree(version: str, *, deb_version: str | None = None,
+             repo_factory: RepoFactory | None = None) -> Tree:
+    """The pristine linux-source-<version> tree, fetched and unpacked if needed.
+
+    deb_version None means apt's candidate (falling back to the newest complete
+    cached tree when the network is unreachable).  A complete tree of an exact
+    deb_version is reused without asking apt.  repo_factory replaces the apt
+    layer (tests).  Raises SlabconvError: 2 unknown version, 3 missing tool,
+    4 download/network failure.
+    """
+    factory = repo_factory or apt.open_repo
+    version = (version or "").strip()
+    if deb_version is not None:
+        deb_version = deb_version.strip()
+        if not _DEBVER_RE.match(deb_version):
+            raise SlabconvError(f"not a Debian package version: {deb_version!r}", 2)
+    if not suites.is_version(version):
+        raise _unknown_version(version, factory)
+    for tool, pkg in (("dpkg-deb", "dpkg"), ("tar", "tar"), ("xz", "xz-utils")):
+        require_tool(tool, pkg)
+
+    with locked(unpack.version_dir(version) / ".lock", f"the {version} source cache"):
+        if deb_version is not None:
+            tree = unpack.tree_path(version, deb_version)
+            if unpack.is_complete(tree, deb_version):
+                return _reuse(tree, version, deb_version)
+        repo = _repo_for(version, factory)
+        if deb_version is not None:
+            return _fetch_exact(repo, version, deb_version)
+        return _fetch_candidate(repo, version, factory)
+
+
+def _reuse(tree: Path, version: str, deb_version: str) -> Tree:
+    if tree.stat().st_mode & 0o222:       # renamed but not yet chmod'ed (killed run)
+        unpack.make_read_only(tree)
+    info("fetch", f"using complete tree {tree}")
+    return Tree(tree, version, deb_version)
+
+
+def _repo_for(version: str, factory: RepoFactory) -> Repo:
+    suite = suites.suite_for(version)
+    if suite is not None:
+        return factory(suite)
+    # Not in the table: the machine's own apt may still offer it.
+    repo = factory(Suite(suites.SYSTEM))
+    if repo.candidate(package_name(version)) is None:
+        raise _unknown_version(version, factory)
+    info("fetch", f"{version} is not in fetch/suites.py; using the system apt suites")
+    return repo
+
+
+def _fetch_exact(repo: Repo, version: str, deb_version: str) -> Tree:
+    unpack.discard_partial(version, deb_version)
+    want = _resolve(repo, version, deb_version)
+    deb = debcache.obtain(repo, want)
+    path = unpack.unpack(deb, version, deb_version, want.sha256)
+    return Tree(path, version, deb_version)
+
+
+def _resolve(repo: Repo, version: str, deb_version: str) -> DebInfo:
+    """Size/SHA256 of package=deb_version: apt index, else our record, else refresh."""
+    pkg = package_name(version)
+    want = repo.info(pkg, deb_version) or debcache.recorded_info(repo, pkg, deb_version)
+    if want is None:
+        info("fetch", f"{pkg}={deb_version} not in the apt lists; refreshing them")
+        repo.refresh(force=True)
+        want = repo.info(pkg, deb_version)
+    if want is None:
+        offered = repo.versions(pkg)
+        raise SlabconvError(f"{pkg} has no version {deb_version}; apt offers: "
+                            f"{', '.join(offered) or 'none'}", 2)
+    return want
+
+
+def _fetch_candidate(repo: Repo, version: str, factory: RepoFactory) -> Tree:
+    pkg = package_name(version)
+    try:
+        repo.refresh()                       # private lists missing or > 1 day old
+        cand = repo.candidate(pkg)
+        if cand is None:
+            info("fetch", f"apt has no candidate for {pkg}; refreshing lists")
+            repo.refresh(force=True)
+            cand = repo.candidate(pkg)
+        if cand is None:
+            raise _unknown_version(version, factory)
+        info("fetch", f"{pkg} candidate: {cand}")
+        tree = unpack.tree_path(version, cand)
+        if unpack.is_complete(tree, cand):
+            return _reuse(tree, version, cand)
+        return _fetch_exact(repo, version, cand)
+    except FetchError as e:
+        if not e.network:
+            raise
+        trees = unpack.complete_trees(version)
+        if not trees:
+            raise
+        debv, tree = trees[-1]
+        info("fetch", f"warning: cannot reach apt ({str(e).splitlines()[0]}); "
+                      f"using the newest complete tree {debv}")
+        return Tree(tree, version, debv)
+
+
+def offered_versions(repo_factory: RepoFactory | None = None) -> list[str]:
+    """Kernel versions with a linux-source-X package in any apt state we use."""
+    factory = repo_factory or apt.open_repo
+    found: set[str] = set()
+    for suite in suites.all_suites():
+        try:
+            repo = factory(suite)
+            repo.refresh()
+            found.update(repo.kernel_versions())
+        except SlabconvError as e:
+            info("fetch", f"warning: cannot list apt state '{suite.name}': "
+                          f"{str(e).splitlines()[0]}")
+    return sorted(found, key=suites.version_key)
+
+
+def deb_versions(version: str, repo_factory: RepoFactory | None = None
+                 ) -> tuple[str | None, list[str]]:
+    """(candidate, all offered Debian versions) of linux-source-<version>."""
+    factory = repo_factory or apt.open_repo
+    if not suites.is_version(version):
+        raise _unknown_version(version, factory)
+    repo = _repo_for(version, factory)
+    repo.refresh()
+    pkg = package_name(version)
+    cand, versions = repo.candidate(pkg), repo.versions(pkg)
+    if cand is None and not versions:
+        raise _unknown_version(version, factory)
+    return cand, versions
+
+
+def _unknown_version(version: str, factory: RepoFactory) -> SlabconvError:
+    offered = offered_versions(factory)
+    what = "none (apt could not be asked)" if not offered else ", ".join(offered)
+    return SlabconvError(f"no packaged kernel source for {version or '(empty)'}; "
+                         f"apt offers: {what}", 2)

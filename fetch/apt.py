@@ -1,0 +1,326 @@
+"""apt access for fetch: private apt states and the system one.
+
+A private state (e.g. "bullseye") lives in slabconv.paths.cache_dir("apt", name):
+
+    sources.list   the suite's deb lines (signed-by the Debian archive keyring)
+    apt.conf       clears the system's APT::Update hooks (appstream, packagekit)
+    lists/         Dir::State::Lists
+    cache/         Dir::Cache
+    debs/          downloaded .deb files, kept so a redo needs no network
+    updated        stamp written after a successful `apt-get update`
+    .lock          flock held around update/download
+
+and is used with `apt-get -c apt.conf -o Dir::Etc::sourcelist=... -o
+Dir::Etc::sourceparts=/dev/null -o Dir::State::Lists=... -o Dir::Cache=...`.
+The system state is the machine's own apt configuration; it is never
+changed, only its package lists are refreshed (`apt-get update`) when
+they do not know a wanted package.
+
+Everything else in fetch talks to apt only through the Repo interface below,
+so tests can pass a fake one (fetch.get_tree(..., repo_factory=...)).
+"""
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from slabconv import paths
+from slabconv.log import SlabconvError, info
+from slabconv.proc import require_tool
+
+from .lock import locked
+from .suites import SYSTEM, Suite
+
+MAX_LIST_AGE = 24 * 3600          # refresh private lists older than a day
+UPDATE_TIMEOUT = 900
+DOWNLOAD_TIMEOUT = 3600
+QUERY_TIMEOUT = 300
+
+_PRIVATE_CONF = """\
+// Written by slabconv (fetch/apt.py).  Private apt state: do not run the
+// system's update hooks (appstream, packagekit) for these lists.
+#clear APT::Update::Pre-Invoke;
+#clear APT::Update::Post-Invoke;
+#clear APT::Update::Post-Invoke-Success;
+"""
+
+_NET_FAIL_RE = re.compile(r"^(W|E|Err): .*(Failed to fetch|Some index files failed|"
+                          r"Temporary failure|Could not resolve|Could not connect|"
+                          r"Unable to connect|Connection failed|Hash Sum mismatch|"
+                          r"File has unexpected size|is not signed|NO_PUBKEY|"
+                          r"Release file .* is not valid)", re.M)
+_POLICY_VERSION_RE = re.compile(r"^\s+(?:\*\*\*\s+)?(\S+)\s+-?\d+$")
+
+
+class FetchError(SlabconvError):
+    """Download, integrity or network failure (exit code 4).
+
+    network is True when apt could not reach the archive (update/download
+    failed); get_tree then may fall back to a complete tree already cached.
+    """
+
+    def __init__(self, message: str, exit_code: int = 4, *, network: bool = False):
+        super().__init__(message, exit_code)
+        self.network = network
+
+
+@dataclass(frozen=True)
+class DebInfo:
+    """What the apt index says about one package version."""
+    package: str
+    version: str
+    sha256: str
+    size: int
+    filename: str          # basename of the pool file, e.g. linux-source-5.10_5.10.262-1_all.deb
+
+
+class Repo(Protocol):
+    """What fetch needs from apt (AptRepo; tests pass a fake)."""
+    suite: Suite
+
+    def debs_dir(self) -> Path: ...
+    def refresh(self, *, force: bool = False) -> None: ...
+    def candidate(self, package: str) -> str | None: ...
+    def versions(self, package: str) -> list[str]: ...
+    def info(self, package: str, version: str) -> DebInfo | None: ...
+    def download(self, package: str, version: str, workdir: Path) -> Path: ...
+    def kernel_versions(self) -> list[str]: ...
+
+
+def open_repo(suite: Suite) -> "AptRepo":
+    return AptRepo(suite)
+
+
+def _tail(text: str, n: int = 25) -> str:
+    return "\n".join((text or "").splitlines()[-n:])
+
+
+def _line_at(text: str, m: re.Match) -> str:
+    return text[m.start():].splitlines()[0].strip()
+
+
+def parse_policy(text: str) -> tuple[str | None, list[str]]:
+    """(candidate, versions in table order) from `apt-cache policy PKG` output."""
+    candidate = None
+    versions: list[str] = []
+    in_table = False
+    for line in text.splitlines():
+        s = line.strip()
+        if s.startswith("Candidate:"):
+            c = s.split(":", 1)[1].strip()
+            candidate = None if c in ("", "(none)") else c
+        elif s.startswith("Version table:"):
+            in_table = True
+        elif in_table:
+            m = _POLICY_VERSION_RE.match(line)
+            if m and m.group(1) not in versions:
+                versions.append(m.group(1))
+    return candidate, versions
+
+
+def parse_show(text: str, package: str, version: str) -> DebInfo | None:
+    """The DebInfo for package=version from `apt-cache show` output, if present."""
+    for stanza in re.split(r"\n\s*\n", text):
+        fields: dict[str, str] = {}
+        for line in stanza.splitlines():
+            if line[:1] in (" ", "\t") or ":" not in line:
+                continue
+            k, v = line.split(":", 1)
+            fields[k.strip()] = v.strip()
+        if fields.get("Package") != package or fields.get("Version") != version:
+            continue
+        sha, size = fields.get("SHA256", ""), fields.get("Size", "")
+        if not re.fullmatch(r"[0-9a-f]{64}", sha) or not size.isdigit():
+            continue
+        return DebInfo(package, version, sha, int(size),
+                       os.path.basename(fields.get("Filename", "")) or
+                       f"{package}_{version.replace(':', '%3a')}_all.deb")
+    return None
+
+
+def parse_search(text: str) -> list[str]:
+    """Kernel versions from `apt-cache search --names-only '^linux-source-...'`."""
+    out = []
+    for line in text.splitlines():
+        m = re.match(r"^linux-source-([0-9]+\.[0-9]+)\s", line)
+        if m and m.group(1) not in out:
+            out.append(m.group(1))
+    return out
+
+
+class AptRepo:
+    """One apt state (private or system), driven through apt-get/apt-cache."""
+
+    def __init__(self, suite: Suite):
+        self.suite = suite
+        self.state = paths.cache_dir("apt", suite.name)
+
+    # -- layout -------------------------------------------------------------
+    def debs_dir(self) -> Path:
+        return paths.cache_dir("apt", self.suite.name, "debs")
+
+    @property
+    def _lists(self) -> Path:
+        return self.state / "lists"
+
+    @property
+    def _stamp(self) -> Path:
+        return self.state / "updated"
+
+    def _prepare(self) -> None:
+        if not self.suite.private:
+            return
+        if not self.suite.sources:
+            raise SlabconvError(f"no sources defined for apt state '{self.suite.name}' "
+                                f"(fetch/suites.py PRIVATE_SOURCES)", 2)
+        for d in (self._lists / "partial", self.state / "cache" / "archives" / "partial"):
+            d.mkdir(parents=True, exist_ok=True)
+        for name, text in (("sources.list", "\n".join(self.suite.sources) + "\n"),
+                           ("apt.conf", _PRIVATE_CONF)):
+            f = self.state / name
+            if not f.exists() or f.read_text() != text:
+                tmp = f.with_name(f.name + ".tmp")
+                tmp.write_text(text)
+                os.replace(tmp, f)
+
+    def options(self) -> list[str]:
+        """apt-get/apt-cache options selecting this state ([] for the system)."""
+        if not self.suite.private:
+            return []
+        s = self.state
+        return ["-c", str(s / "apt.conf"),
+                "-o", f"Dir::Etc::sourcelist={s / 'sources.list'}",
+                "-o", "Dir::Etc::sourceparts=/dev/null",
+                "-o", f"Dir::State::Lists={s / 'lists'}",
+                "-o", f"Dir::Cache={s / 'cache'}",
+                "-o", "Dir::Etc::preferences=/dev/null",
+                "-o", "Dir::Etc::preferencesparts=/dev/null",
+                "-o", "Acquire::Languages=none"]
+
+    # -- running apt --------------------------------------------------------
+    def _run(self, tool: str, args: list[str], *, timeout: int, cwd=None,
+             ) -> subprocess.CompletedProcess:
+        exe = require_tool(tool, "apt")
+        self._prepare()
+        env = dict(os.environ, LC_ALL="C", LANG="C", DEBIAN_FRONTEND="noninteractive")
+        cmd = [exe, *self.options(), *args]
+        try:
+            return subprocess.run(cmd, cwd=cwd, env=env, timeout=timeout, text=True,
+                                  errors="replace", stdout=subprocess.PIPE,
+                                  stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        except subprocess.TimeoutExpired:
+            raise FetchError(f"{tool} {' '.join(args)} timed out after {timeout}s "
+                             f"(apt state '{self.suite.name}')", network=True)
+
+    def _query(self, args: list[str]) -> str:
+        cp = self._run("apt-cache", args, timeout=QUERY_TIMEOUT)
+        return cp.stdout or ""
+
+    # -- lists ----------------------------------------------------------------
+    def has_lists(self) -> bool:
+        lists = self._lists if self.suite.private else Path("/var/lib/apt/lists")
+        try:
+            return any("_Packages" in p.name for p in lists.iterdir())
+        except OSError:
+            return False
+
+    def lists_age(self) -> float | None:
+        """Seconds since the last successful private update, None if never."""
+        if not self.has_lists():
+            return None
+        try:
+            return max(0.0, time.time() - self._stamp.stat().st_mtime)
+        except OSError:
+            return None
+
+    def is_stale(self) -> bool:
+        if not self.suite.private:
+            return False          # the system's lists are the system's business
+        age = self.lists_age()
+        return age is None or age > MAX_LIST_AGE
+
+    def refresh(self, *, force: bool = False) -> None:
+        """apt-get update when forced, or (private states) when lists are missing/stale.
+
+        A failed refresh of stale-but-present private lists only warns (the old
+        lists still resolve versions); otherwise it raises FetchError.
+        """
+        if not force and not self.is_stale():
+            return
+        if self.suite.private:
+            with locked(self.state / ".lock"):
+                if not force and not self.is_stale():      # someone else just did it
+                    return
+                try:
+                    self._update()
+                except FetchError as e:
+                    if not force and self.has_lists():
+                        info("fetch", f"warning: could not refresh apt lists "
+                                      f"'{self.suite.name}', using the old ones: "
+                                      f"{str(e).splitlines()[0]}")
+                        return
+                    raise
+                self._stamp.write_text(time.strftime("%Y-%m-%dT%H:%M:%S%z\n"))
+        else:
+            if os.geteuid() != 0:
+                raise FetchError("the system apt lists do not know the wanted package "
+                                 "and only root can refresh them; run "
+                                 "'sudo apt-get update' and retry", network=True)
+            self._update()
+
+    def _update(self) -> None:
+        where = (f"private apt lists '{self.suite.name}' ({self._lists})"
+                 if self.suite.private else "system apt lists")
+        info("fetch", f"apt-get update: {where}")
+        t0 = time.monotonic()
+        cp = self._run("apt-get", ["-q", "update"], timeout=UPDATE_TIMEOUT)
+        out = cp.stdout or ""
+        bad = _NET_FAIL_RE.search(out)
+        if cp.returncode != 0 or bad:
+            why = _line_at(out, bad) if bad else f"exit {cp.returncode}"
+            raise FetchError(f"apt-get update of {where} failed: {why}\n{_tail(out)}",
+                             network=True)
+        info("fetch", f"apt-get update done in {time.monotonic() - t0:.1f}s")
+
+    # -- queries ------------------------------------------------------------
+    def candidate(self, package: str) -> str | None:
+        return parse_policy(self._query(["policy", package]))[0]
+
+    def versions(self, package: str) -> list[str]:
+        return parse_policy(self._query(["policy", package]))[1]
+
+    def info(self, package: str, version: str) -> DebInfo | None:
+        return parse_show(self._query(["show", f"{package}={version}"]), package, version)
+
+    def kernel_versions(self) -> list[str]:
+        return parse_search(self._query(["search", "--names-only",
+                                         r"^linux-source-[0-9.]+$"]))
+
+    # -- download -----------------------------------------------------------
+    def download(self, package: str, version: str, workdir: Path) -> Path:
+        """apt-get download package=version into workdir; the .deb path."""
+        info("fetch", f"downloading {package}={version} (apt state '{self.suite.name}')")
+        t0 = time.monotonic()
+        lock = self.state / ".lock"
+        with locked(lock):
+            cp = self._run("apt-get", ["-q", "download", f"{package}={version}"],
+                           timeout=DOWNLOAD_TIMEOUT, cwd=workdir)
+        debs = sorted(workdir.glob("*.deb"))
+        if cp.returncode != 0 or len(debs) != 1:
+            bad = _NET_FAIL_RE.search(cp.stdout or "")
+            why = (_line_at(cp.stdout, bad) if bad
+                   else f"exit {cp.returncode}, {len(debs)} .deb files")
+            raise FetchError(f"apt-get download {package}={version} failed: {why}\n"
+                             f"{_tail(cp.stdout)}", network=True)
+        size = debs[0].stat().st_size
+        dt = time.monotonic() - t0
+        info("fetch", f"downloaded {debs[0].name}: {size / 1e6:.1f} MB in {dt:.1f}s")
+        return debs[0]
+
+
+__all__ = ["AptRepo", "DebInfo", "FetchError", "Repo", "open_repo", "SYSTEM"]

@@ -1,0 +1,74 @@
+"""Which apt suite provides the source of which kernel version.
+
+One line per kernel version in VERSIONS.  A version maps to the name of an
+apt "state": either SYSTEM (the machine's own apt configuration, used
+read-only except for refreshing its package lists) or the name of a private
+state described in PRIVATE_SOURCES (its own sources.list, lists and cache
+under slabconv.paths.cache_dir("apt", name)).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+SYSTEM = "system"
+
+_KEYRING = "/usr/share/keyrings/debian-archive-keyring.gpg"
+
+# Private apt states: name -> sources.list lines.
+PRIVATE_SOURCES: dict[str, tuple[str, ...]] = {
+    "bullseye": (
+        f"deb [signed-by={_KEYRING}] http://deb.debian.org/debian bullseye main",
+        f"deb [signed-by={_KEYRING}] http://deb.debian.org/debian-security bullseye-security main",
+    ),
+}
+
+# Kernel version -> apt state that provides linux-source-<version>.
+VERSIONS: dict[str, str] = {
+    "5.10": "bullseye",   # Debian 11
+    "6.1": SYSTEM,        # Debian 12 bookworm (this machine)
+    "6.12": SYSTEM,       # Debian 12 bookworm-security (backport of trixie's kernel)
+}
+
+_VERSION_RE = re.compile(r"^[1-9][0-9]*\.[0-9]+$")
+
+
+@dataclass(frozen=True)
+class Suite:
+    """An apt state: `name` is SYSTEM or a key of PRIVATE_SOURCES."""
+    name: str
+
+    @property
+    def private(self) -> bool:
+        return self.name != SYSTEM
+
+    @property
+    def sources(self) -> tuple[str, ...]:
+        return PRIVATE_SOURCES.get(self.name, ())
+
+
+def is_version(version: str) -> bool:
+    """True for strings shaped like a kernel major.minor ("5.10", "6.12")."""
+    return bool(_VERSION_RE.match(version or ""))
+
+
+def package_name(version: str) -> str:
+    return f"linux-source-{version}"
+
+
+def suite_for(version: str) -> Suite | None:
+    """The suite listed for version, or None if the table does not know it."""
+    name = VERSIONS.get(version)
+    return Suite(name) if name else None
+
+
+def all_suites() -> list[Suite]:
+    """Every apt state slabconv may consult: private ones first, then the system."""
+    names = list(dict.fromkeys([n for n in VERSIONS.values() if n != SYSTEM]
+                               + list(PRIVATE_SOURCES)))
+    return [Suite(n) for n in names] + [Suite(SYSTEM)]
+
+
+def version_key(version: str) -> tuple[int, ...]:
+    """Sort key for kernel versions: "5.10" < "6.1" < "6.12"."""
+    return tuple(int(p) if p.isdigit() else -1 for p in version.split("."))

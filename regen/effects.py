@@ -1,0 +1,96 @@
+"""Expected effects of a manifest entry, checked on the patched tree.
+
+Each check reads the C files with comments and string literals blanked
+out, so a comment that mentions a name never satisfies a check.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from .manifest import Expect
+
+_COMMENT_OR_STRING = re.compile(r'/\*.*?\*/|//[^\n]*|"(?:\\.|[^"\\\n])*"', re.S)
+
+
+def strip_comments(src: str) -> str:
+    """Blank comments and strings, keeping line structure."""
+    return _COMMENT_OR_STRING.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), src)
+
+
+def _join_continuations(src: str) -> str:
+    return src.replace("\\\n", "  ")
+
+
+def defined_names(src: str) -> set[str]:
+    """Names defined in `src`: functions with bodies, macros, struct/union/enum tags,
+    enumerators."""
+    s = _join_continuations(strip_comments(src))
+    names = set(re.findall(r"^\s*#\s*define\s+(\w+)", s, re.M))
+    names |= set(re.findall(r"\b(?:struct|union|enum)\s+(\w+)\s*\{", s))
+    # function definitions: name ( params ) { at top level (possibly multi-line params)
+    names |= set(re.findall(r"\b(\w+)\s*\((?:[^;{}()]|\([^()]*\))*\)\s*(?:__\w+\s*)*\{", s))
+    for body in re.findall(r"\benum\s+\w*\s*\{(.*?)\}", s, re.S):
+        names |= set(re.findall(r"(?:^|,)\s*(\w+)\s*(?:=[^,]*)?(?=,|$)", body.strip()))
+    return names
+
+
+def _norm(t: str) -> str:
+    t = re.sub(r"\s+", " ", t).strip()
+    return re.sub(r"\s*\*\s*", " *", t)
+
+
+def parameter_lists(src: str, function: str) -> list[list[str]]:
+    """Parameter lists of every declaration or definition of `function`."""
+    s = strip_comments(src)
+    out = []
+    for m in re.finditer(r"\b%s\s*\(" % re.escape(function), s):
+        # only declarations/definitions: preceded by a type, not a call in an expression
+        line_start = s.rfind("\n", 0, m.start()) + 1
+        prefix = s[line_start:m.start()].strip()
+        if not prefix or re.search(r"[=(,;!&|?:+\-/<>]|return\b", prefix):
+            continue
+        depth, i = 1, m.end()
+        while i < len(s) and depth:
+            depth += {"(": 1, ")": -1}.get(s[i], 0)
+            i += 1
+        params = s[m.end():i - 1]
+        out.append([_norm(p) for p in params.split(",")])
+    return out
+
+
+def check(expect: Expect, tree: Path) -> tuple[bool, str]:
+    """(ok, what was found) for one expectation."""
+    found = []
+    ok = True
+    for f in expect.files:
+        path = tree / f
+        if not path.is_file():
+            return False, f"{f} does not exist"
+        src = path.read_text(errors="replace")
+        if expect.kind == "defines":
+            names = defined_names(src)
+            missing = [n for n in expect.value if n not in names]
+            if missing:
+                ok = False
+                found.append(f"{f}: no definition of {', '.join(missing)}")
+        elif expect.kind == "signature":
+            lists = parameter_lists(src, expect.value)
+            want = _norm(expect.param)
+            if not lists:
+                ok = False
+                found.append(f"{f}: no declaration of {expect.value}()")
+            for params in lists:
+                if want not in params:
+                    ok = False
+                    found.append(f"{f}: {expect.value}({', '.join(params)})")
+        else:
+            s = strip_comments(src)
+            hits = [s.count("\n", 0, m.start()) + 1 for m in re.finditer(expect.value, s, re.M)]
+            if expect.kind == "absent" and hits:
+                ok = False
+                found.append(f"{f}: still matches at line(s) {', '.join(map(str, hits[:10]))}")
+            if expect.kind == "present" and not hits:
+                ok = False
+                found.append(f"{f}: no match")
+    return ok, "; ".join(found) if found else "as expected"

@@ -1,0 +1,169 @@
+"""The series manifest: an ordered list of entries, each one patch.
+
+Schema (TOML, see cocci/series.toml for the documented real thing):
+
+    [series]            subject, blurb, seed_author, date
+    [[entry]]           id, subject, message, seed, depends (optional)
+      [[entry.step]]    one of:
+                          rule = "rules/x.cocci", files = [...], defines = {k = v}
+                          template = "templates/x.h", into = "file",
+                            before = "symbol" | at = "end"
+      [[entry.expect]]  one of:
+                          defines = [names], in = "file"
+                          signature = "function", param = "text", in = [files]
+                          absent = "regex", in = [files]
+                          present = "regex", in = [files]
+"""
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from slabconv.log import SlabconvError
+
+
+@dataclass
+class Step:
+    kind: str                    # "rule" or "template"
+    path: str                    # relative to cocci/
+    files: list[str]             # files the step may change
+    defines: dict[str, str] = field(default_factory=dict)
+    options: list[str] = field(default_factory=list)
+    before: str | None = None    # template anchor: definition name
+    at: str | None = None        # template anchor: "end" (before the include guard's #endif)
+    why: str = ""                # why a template rather than a rule
+
+    def describe(self) -> str:
+        return f"{self.kind} {self.path}"
+
+
+@dataclass
+class Expect:
+    kind: str                    # defines | signature | absent | present
+    value: object
+    files: list[str]
+    param: str | None = None
+
+    def describe(self) -> str:
+        where = ", ".join(self.files)
+        if self.kind == "defines":
+            return f"{', '.join(self.value)} defined in {where}"
+        if self.kind == "signature":
+            return f"{self.value}() takes '{self.param}' in {where}"
+        if self.kind == "absent":
+            return f"no match for /{self.value}/ in {where}"
+        return f"a match for /{self.value}/ in {where}"
+
+
+@dataclass
+class Entry:
+    id: str
+    subject: str
+    message: str
+    seed: str
+    steps: list[Step]
+    expects: list[Expect]
+    depends: list[str] = field(default_factory=list)
+
+    @property
+    def files(self) -> list[str]:
+        seen: list[str] = []
+        for s in self.steps:
+            for f in s.files:
+                if f not in seen:
+                    seen.append(f)
+        return seen
+
+
+@dataclass
+class Series:
+    subject: str
+    blurb: str
+    seed_author: str
+    date: str
+    entries: list[Entry]
+    root: Path                   # the cocci/ directory
+
+    def entry(self, ident: str) -> Entry:
+        for e in self.entries:
+            if e.id == ident:
+                return e
+        raise SlabconvError(f"no manifest entry '{ident}'", exit_code=2)
+
+
+def _req(d: dict, key: str, where: str):
+    if key not in d:
+        raise SlabconvError(f"manifest: {where}: missing '{key}'", exit_code=2)
+    return d[key]
+
+
+def _as_list(v) -> list[str]:
+    return [v] if isinstance(v, str) else list(v)
+
+
+def _step(d: dict, where: str, root: Path) -> Step:
+    if "rule" in d and "template" in d:
+        raise SlabconvError(f"manifest: {where}: a step is a rule or a template, not both", 2)
+    if "rule" in d:
+        files = _as_list(_req(d, "files", where))
+        step = Step("rule", d["rule"], files, dict(d.get("defines", {})),
+                    list(d.get("options", [])))
+    elif "template" in d:
+        into = _req(d, "into", where)
+        if ("before" in d) == ("at" in d):
+            raise SlabconvError(f"manifest: {where}: a template needs exactly one of "
+                                f"'before' (a definition name) or 'at = \"end\"'", 2)
+        if d.get("at", "end") != "end":
+            raise SlabconvError(f"manifest: {where}: at = '{d['at']}' (only \"end\")", 2)
+        if not d.get("why"):
+            raise SlabconvError(f"manifest: {where}: a template step must say 'why' "
+                                f"SmPL does not fit", 2)
+        step = Step("template", d["template"], [into], before=d.get("before"),
+                    at=d.get("at"), why=d["why"])
+    else:
+        raise SlabconvError(f"manifest: {where}: a step needs 'rule' or 'template'", 2)
+    if not (root / step.path).is_file():
+        raise SlabconvError(f"manifest: {where}: {step.path} does not exist in {root}", 2)
+    return step
+
+
+def _expect(d: dict, where: str) -> Expect:
+    files = _as_list(_req(d, "in", where))
+    for kind in ("defines", "signature", "absent", "present"):
+        if kind in d:
+            if kind == "defines":
+                return Expect(kind, _as_list(d[kind]), files)
+            if kind == "signature":
+                return Expect(kind, d[kind], files, param=_req(d, "param", where))
+            return Expect(kind, d[kind], files)
+    raise SlabconvError(f"manifest: {where}: expect needs one of defines/signature/absent/present", 2)
+
+
+def load(path: Path) -> Series:
+    try:
+        data = tomllib.loads(path.read_text())
+    except (OSError, tomllib.TOMLDecodeError) as e:
+        raise SlabconvError(f"manifest {path}: {e}", exit_code=2)
+    root = path.parent
+    s = _req(data, "series", str(path))
+    entries = []
+    ids = set()
+    for i, e in enumerate(data.get("entry", []), 1):
+        where = f"entry {i} ({e.get('id', '?')})"
+        ident = _req(e, "id", where)
+        if ident in ids:
+            raise SlabconvError(f"manifest: duplicate entry id '{ident}'", 2)
+        ids.add(ident)
+        steps = [_step(st, f"{where} step {j}", root) for j, st in enumerate(_req(e, "step", where), 1)]
+        expects = [_expect(x, f"{where} expect {j}") for j, x in enumerate(_req(e, "expect", where), 1)]
+        deps = list(e.get("depends", []))
+        for d in deps:
+            if d not in ids:
+                raise SlabconvError(f"manifest: {where} depends on '{d}', which is not an earlier entry", 2)
+        entries.append(Entry(ident, _req(e, "subject", where), _req(e, "message", where).strip(),
+                             e.get("seed", ""), steps, expects, deps))
+    if not entries:
+        raise SlabconvError(f"manifest {path}: no entries", 2)
+    return Series(_req(s, "subject", "series"), s.get("blurb", "").strip(),
+                  _req(s, "seed_author", "series"), _req(s, "date", "series"), entries, root)

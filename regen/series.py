@@ -1,0 +1,147 @@
+"""The regeneration driver: manifest + tree -> commits -> format-patch series."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from slabconv import paths
+from slabconv.log import SlabconvError, info
+
+from . import effects, manifest, spatch, template, tidy
+from .worktree import Identity, WorkTree
+
+MANIFEST = "series.toml"
+
+
+@dataclass
+class EntryResult:
+    id: str
+    subject: str
+    seconds: float
+    files: list[str]
+    commit: str = ""
+
+
+@dataclass
+class RegenResult:
+    worktree: WorkTree
+    entries: list[EntryResult]
+    seconds: float
+    output: Path | None
+    patches: list[Path] = field(default_factory=list)
+
+    @property
+    def baseline(self) -> str:
+        return "slabconv-baseline"
+
+
+def commit_message(series: manifest.Series, entry: manifest.Entry, identity: Identity) -> str:
+    rules = ", ".join(f"cocci/{s.path}" for s in entry.steps)
+    return (f"{entry.subject}\n\n{entry.message}\n\n"
+            f"Originally-by: {series.seed_author}\n"
+            f"Generated-by: slabconv ({rules})\n"
+            f"Signed-off-by: {identity}\n")
+
+
+def apply_entry(series: manifest.Series, entry: manifest.Entry, wt: WorkTree) -> list[str]:
+    """Apply every step of `entry` to the work tree and check its effects.
+
+    Returns the changed files.  Raises SlabconvError naming the entry when a
+    step changes nothing or an expected effect is missing.
+    """
+    tree = wt.path
+    for n, step in enumerate(entry.steps, 1):
+        what = f"entry '{entry.id}' ({entry.subject}), step {n} ({step.describe()})"
+        before = {f: (tree / f).read_text(errors="replace") for f in step.files if (tree / f).is_file()}
+        if step.kind == "rule":
+            spatch.apply_rule(series.root / step.path, tree, step.files, defines=step.defines,
+                              options=step.options, what=what)
+        else:
+            template.insert(series.root, tree, step.path, step.files[0], before=step.before, at=step.at)
+        changed = []
+        for f, old in before.items():
+            new = (tree / f).read_text(errors="replace")
+            if new != old:
+                tidied = tidy.tidy(old, new)
+                if tidied != new:
+                    (tree / f).write_text(tidied)
+                changed.append(f)
+        if not changed:
+            raise SlabconvError(f"{what}: the step changed nothing in {', '.join(step.files)}; "
+                                f"expected it to change at least one of them")
+    for x in entry.expects:
+        ok, found = effects.check(x, tree)
+        if not ok:
+            raise SlabconvError(f"entry '{entry.id}' ({entry.subject}): expected effect missing\n"
+                                f"  expected: {x.describe()}\n  found:    {found}")
+    return wt.changed_files()
+
+
+def regenerate(tree: Path, source_id: str, *, version: str, output: Path | None,
+               identity: Identity, manifest_path: Path | None = None,
+               workdir: Path | None = None, until: str | None = None) -> RegenResult:
+    """Apply the whole series (or up to entry `until`) to a copy of `tree`.
+
+    `tree` is never modified.  When `output` is given, the series is written
+    there with git format-patch; the old content is replaced only after the
+    whole run succeeded.
+    """
+    t0 = time.monotonic()
+    series = manifest.load(manifest_path or paths.COCCI / MANIFEST)
+    date = os.environ.get("SLABCONV_DATE", series.date)
+    workdir = workdir or paths.cache_dir("work", version, source_id)
+    wt = WorkTree.prepare(tree, source_id, workdir, identity, date)
+    results = []
+    total = len(series.entries)
+    for i, entry in enumerate(series.entries, 1):
+        e0 = time.monotonic()
+        info("regen", f"[{i}/{total}] {entry.subject}")
+        files = apply_entry(series, entry, wt)
+        commit = wt.commit(commit_message(series, entry, identity))
+        results.append(EntryResult(entry.id, entry.subject, time.monotonic() - e0, files, commit))
+        if until and entry.id == until:
+            break
+    patches: list[Path] = []
+    if output is not None:
+        patches = write_series(wt, series, output, source_id)
+    return RegenResult(wt, results, time.monotonic() - t0, output, patches)
+
+
+def write_series(wt: WorkTree, series: manifest.Series, output: Path, source_id: str) -> list[Path]:
+    output.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{output.name}.", dir=output.parent))
+    try:
+        staged = tmp / "series"
+        wt.format_patch(staged, series.subject, series.blurb)
+        (staged / "SOURCE").write_text(
+            f"source: {source_id}\nspatch: {spatch.spatch_version()}\n"
+            f"identity: {wt.identity}\ndate: {wt.date}\n")
+        if output.exists():
+            shutil.rmtree(output)
+        staged.rename(output)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return sorted(output.glob("*.patch"))
+
+
+def read_source(output: Path) -> dict[str, str]:
+    """The SOURCE metadata written next to a generated series."""
+    f = output / "SOURCE"
+    if not f.is_file():
+        return {}
+    return dict(line.split(": ", 1) for line in f.read_text().splitlines() if ": " in line)
+
+
+def summary_json(result: RegenResult) -> str:
+    return json.dumps({
+        "seconds": round(result.seconds, 2),
+        "entries": [{"id": e.id, "subject": e.subject, "seconds": round(e.seconds, 2),
+                     "files": e.files, "commit": e.commit} for e in result.entries],
+        "output": str(result.output) if result.output else None,
+        "worktree": str(result.worktree.path),
+    }, indent=2)

@@ -1,0 +1,60 @@
+"""Running one SmPL rule over a list of files, in place."""
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+from slabconv.log import SlabconvError
+from slabconv.proc import require_tool
+
+# spatch reports problems in several shapes; keep the ones that name a place.
+_ERR_PATTERNS = [
+    re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), column (?P<col>\d+)'),
+    re.compile(r'(?P<file>\S+\.(?:c|h|cocci)):(?P<line>\d+)(?::(?P<col>\d+))?'),
+]
+
+
+def spatch_version() -> str:
+    exe = require_tool("spatch", "coccinelle")
+    out = subprocess.run([exe, "--version"], capture_output=True, text=True).stdout
+    m = re.search(r"spatch version (\S+)", out)
+    return m.group(1) if m else "unknown"
+
+
+def error_places(output: str) -> list[str]:
+    """'file:line' strings for every place spatch's output names."""
+    places = []
+    for pat in _ERR_PATTERNS:
+        for m in pat.finditer(output):
+            p = f"{m.group('file')}:{m.group('line')}"
+            if p not in places:
+                places.append(p)
+    return places
+
+
+def apply_rule(rule: Path, tree: Path, files: list[str], *, defines: dict[str, str] | None = None,
+               options: list[str] | None = None, what: str = "") -> str:
+    """Apply `rule` in place to `files` (relative to `tree`); return spatch's output.
+
+    Raises SlabconvError (exit 1) with spatch's messages and the file:line they
+    name when spatch fails or reports a parse error in the rule.
+    """
+    exe = require_tool("spatch", "coccinelle")
+    missing = [f for f in files if not (tree / f).is_file()]
+    if missing:
+        raise SlabconvError(f"{what}: {rule.name}: file(s) not in the tree: {', '.join(missing)}")
+    cmd = [exe, "--sp-file", str(rule), "--in-place", "--no-includes", "--very-quiet",
+           "-D", "patch", "--timeout", "120"]
+    for k, v in (defines or {}).items():
+        cmd += ["-D", f"{k}={v}" if v != "" else k]
+    cmd += list(options or [])
+    cmd += files
+    cp = subprocess.run(cmd, cwd=tree, capture_output=True, text=True, errors="replace")
+    out = (cp.stdout or "") + (cp.stderr or "")
+    bad = cp.returncode != 0 or re.search(r"(parse error|Fatal error|EXN|exception)", out)
+    if bad:
+        places = error_places(out)
+        where = f" at {', '.join(places)}" if places else ""
+        raise SlabconvError(f"{what}: spatch failed on {rule.name}{where}:\n{out.strip()}")
+    return out

@@ -1,0 +1,90 @@
+"""Insert a template (new code) at an anchor that a SmPL rule locates.
+
+Templates hold code that exists nowhere in the tree and that SmPL cannot
+express as added code (macro definitions and invocations such as
+SLAB_MATCH(), _Generic selections, declarations guarded by #ifdef).  The
+place is never a line number: it is "before the definition of <symbol>",
+found by cocci/anchors/definition.cocci, or "at the end of the header"
+(before the include guard's closing #endif).
+"""
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+from slabconv.log import SlabconvError
+from slabconv.proc import require_tool
+
+ANCHOR_RULE = "anchors/definition.cocci"
+
+
+def find_anchor(cocci_root: Path, tree: Path, file: str, symbol: str) -> int:
+    """1-based line of the (first) top-level declaration of `symbol` in `file`."""
+    exe = require_tool("spatch", "coccinelle")
+    cp = subprocess.run([exe, "--sp-file", str(cocci_root / ANCHOR_RULE), "-D", "report",
+                         "-D", f"anchor={symbol}", "--no-includes", "--very-quiet", file],
+                        cwd=tree, capture_output=True, text=True, errors="replace")
+    lines = sorted(int(m.group(1)) for m in re.finditer(r"^ANCHOR \S+:(\d+)$", cp.stdout, re.M))
+    if cp.returncode != 0 or not lines:
+        raise SlabconvError(f"template anchor: no top-level declaration of '{symbol}' in {file}"
+                            + (f"\n{cp.stdout}{cp.stderr}".rstrip() if cp.returncode else ""))
+    return lines[0]
+
+
+def declaration_start(lines: list[str], anchor: int) -> int:
+    """0-based index where the declaration holding line `anchor` (1-based) begins,
+    including the comment block directly above it."""
+    i = anchor - 1
+    # walk up over the rest of the declarator (e.g. "static inline\nfoo(...)")
+    while i > 0:
+        prev = lines[i - 1].rstrip()
+        if not prev or prev.endswith((";", "}", "*/", "{")) or prev.lstrip().startswith("#"):
+            break
+        i -= 1
+    # then over a comment that sits directly on top of it
+    if i > 0 and lines[i - 1].rstrip().endswith("*/"):
+        j = i - 1
+        while j >= 0 and "/*" not in lines[j]:
+            j -= 1
+        if j >= 0:
+            i = j
+    return i
+
+
+def guard_end(lines: list[str], file: str) -> int:
+    """0-based index of the include guard's closing #endif (the last #endif)."""
+    for i in range(len(lines) - 1, -1, -1):
+        if lines[i].strip():
+            if re.match(r"\s*#\s*endif\b", lines[i]):
+                return i
+            break
+    raise SlabconvError(f"template anchor 'end': {file} does not end with an include guard #endif")
+
+
+def insert(cocci_root: Path, tree: Path, template: str, file: str, *,
+           before: str | None = None, at: str | None = None) -> None:
+    text = (cocci_root / template).read_text()
+    body = _strip_header(text)
+    path = tree / file
+    lines = path.read_text().splitlines(keepends=True)
+    if before:
+        idx = declaration_start(lines, find_anchor(cocci_root, tree, file, before))
+        chunk = body + "\n"
+    else:
+        idx = guard_end(lines, file)
+        # keep exactly one blank line before the guard's #endif
+        chunk = body + "\n"
+        if idx > 0 and lines[idx - 1].strip():
+            chunk = "\n" + chunk
+    lines[idx:idx] = [chunk]
+    path.write_text("".join(lines))
+
+
+def _strip_header(text: str) -> str:
+    """Templates start with a comment block saying what they are; it is not inserted."""
+    out = text
+    if out.startswith("/* slabconv template"):
+        end = out.index("*/") + 2
+        out = out[end:].lstrip("\n")
+    return out.rstrip("\n") + "\n"

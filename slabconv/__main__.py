@@ -1,0 +1,5 @@
+import sys
+
+from slabconv.cli import main
+
+sys.exit(main())

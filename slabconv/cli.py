@@ -1,0 +1,94 @@
+"""The slabconv command line: fetch, regen, verify, boot, bench, all."""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from . import paths
+from .log import SlabconvError, info
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--kernel", "-k", default=None,
+                   help=f"packaged kernel version (default {paths.DEFAULT_KERNEL})")
+    p.add_argument("--tree", default=None,
+                   help="use this kernel tree (never modified) instead of the packaged one")
+    p.add_argument("--deb-version", default=None,
+                   help="package version to fetch (default: the one the committed series "
+                        "was generated from; 'latest' for apt's candidate)")
+
+
+def _output_for(src, args) -> Path:
+    if args.output:
+        return Path(args.output).resolve()
+    if src.packaged:
+        return paths.GENERATED / src.version
+    return paths.cache_dir("out", src.source_id) / "patches"
+
+
+def cmd_fetch(args) -> int:
+    import fetch
+    if args.list:
+        print("\n".join(fetch.offered_versions()))
+        return 0
+    got = fetch.get_tree(args.version or paths.DEFAULT_KERNEL, deb_version=args.deb_version)
+    print(got.path)
+    return 0
+
+
+def do_regen(args):
+    from regen import series, worktree
+    from .source import resolve
+    src = resolve(args.kernel, args.tree, args.deb_version)
+    out = _output_for(src, args)
+    info("regen", f"Linux {src.version} from {src.source_id}: {src.tree}")
+    res = series.regenerate(src.tree, src.source_id, version=src.version, output=out,
+                            identity=worktree.user_identity(), until=getattr(args, "until", None))
+    for e in res.entries:
+        info("regen", f"  {e.seconds:6.2f}s  {e.subject}")
+    info("regen", f"{len(res.entries)} patches in {res.seconds:.1f}s -> {out}")
+    return src, res
+
+
+def cmd_regen(args) -> int:
+    from regen import series
+    _, res = do_regen(args)
+    if args.json:
+        Path(args.json).write_text(series.summary_json(res))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="slabconv", description=__doc__)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+
+    p = sub.add_parser("fetch", help="fetch and unpack a packaged kernel source")
+    p.add_argument("version", nargs="?")
+    p.add_argument("--deb-version", default=None)
+    p.add_argument("--list", action="store_true", help="list the versions apt offers")
+    p.set_defaults(func=cmd_fetch)
+
+    p = sub.add_parser("regen", help="regenerate the series from the rules")
+    _common(p)
+    p.add_argument("--output", "-o", help="where to write the series "
+                   "(default generated-patches/<version>/ for packaged kernels)")
+    p.add_argument("--until", help="stop after this manifest entry id")
+    p.add_argument("--json", help="write a JSON summary here")
+    p.set_defaults(func=cmd_regen)
+
+    from . import pipeline
+    pipeline.add_commands(sub, _common)
+    return ap
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except SlabconvError as e:
+        print(f"slabconv: error: {e}", file=sys.stderr)
+        return e.exit_code
+    except KeyboardInterrupt:
+        print("slabconv: interrupted", file=sys.stderr)
+        return 130

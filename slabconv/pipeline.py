@@ -1,0 +1,5 @@
+"""verify, boot, bench and all: the stages after regeneration."""
+
+
+def add_commands(sub, common) -> None:
+    pass

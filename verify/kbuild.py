@@ -1,0 +1,292 @@
+"""Kernel builds: `make O=...` with ccache, reproducible, with progress.
+
+    r = build(src, out)                 # out already configured (kconfig.py)
+    r = build(src, out, config="slub")  # configure first
+    r.ok, r.seconds, r.warnings, r.log, r.image, r.error_excerpt
+
+Compiler diagnostics are collected per object: CC is wrapped
+(verify/ccwrap.sh) so that each X.o gets an X.o.diag-slabconv file holding
+what the compiler printed for it.  The warnings of a build are those files
+(so an incremental build still reports the warnings of the objects it did not
+recompile, and a parallel build's interleaved output does not matter) plus
+the warnings of the log that they do not account for (host programs, linker
+scripts, objtool, modpost, ld).
+"""
+import os
+import re
+import shutil
+import subprocess
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+
+from slabconv import log as slog
+from slabconv.log import SlabconvError
+from slabconv.paths import cache_dir
+
+from . import warnings as W
+
+CCWRAP = Path(__file__).resolve().parent / "ccwrap.sh"
+DIAG_SUFFIX = ".diag-slabconv"
+LOG_NAME = "slabconv-build.log"
+DEFAULT_TARGETS = ("bzImage", "modules_prepare")
+PROGRESS_EVERY = 20.0
+
+# Fixed build identity: reproducible objects (init/version.o, compile.h) and
+# therefore ccache hits across trees and runs.
+REPRO_ENV = {
+    "KBUILD_BUILD_TIMESTAMP": "Thu Jan  1 00:00:00 UTC 2015",
+    "KBUILD_BUILD_USER": "slabconv",
+    "KBUILD_BUILD_HOST": "slabconv",
+    "KBUILD_BUILD_VERSION": "1",
+}
+
+_STEP_LINE = W._STEP_RE          # a Kbuild step line: "  CC      mm/slub.o"
+_ARCH_DIR = {"x86_64": "x86", "i386": "x86", "x86": "x86"}
+
+
+@dataclass
+class BuildResult:
+    ok: bool
+    seconds: float
+    warnings: list
+    log: Path
+    image: Optional[Path]
+    error_excerpt: str = ""
+    out: Optional[Path] = None
+    targets: tuple = DEFAULT_TARGETS
+    returncode: int = 0
+    compiled: int = 0                       # objects (re)compiled by this build
+    ccache: dict = field(default_factory=dict)   # hits / misses during the build
+
+    def failure_message(self, what: str = "kernel build") -> str:
+        return (f"{what} failed (make exit {self.returncode}) in {self.out}; "
+                f"first errors:\n{self.error_excerpt}\nfull log: {self.log}")
+
+    def raise_for_failure(self, what: str = "kernel build") -> None:
+        if not self.ok:
+            raise SlabconvError(self.failure_message(what), exit_code=1)
+
+    def to_dict(self) -> dict:
+        return {"ok": self.ok, "seconds": round(self.seconds, 1),
+                "returncode": self.returncode, "out": str(self.out),
+                "log": str(self.log), "image": str(self.image) if self.image else None,
+                "targets": list(self.targets), "compiled": self.compiled,
+                "ccache": self.ccache, "error_excerpt": self.error_excerpt,
+                "warnings": [w.to_dict() for w in self.warnings]}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "BuildResult":
+        return cls(ok=d["ok"], seconds=d["seconds"], returncode=d.get("returncode", 0),
+                   out=Path(d["out"]) if d.get("out") else None, log=Path(d["log"]),
+                   image=Path(d["image"]) if d.get("image") else None,
+                   targets=tuple(d.get("targets", DEFAULT_TARGETS)),
+                   compiled=d.get("compiled", 0), ccache=d.get("ccache", {}),
+                   error_excerpt=d.get("error_excerpt", ""),
+                   warnings=[W.CompilerWarning.from_dict(w) for w in d.get("warnings", [])])
+
+
+def have_ccache() -> bool:
+    return shutil.which("ccache") is not None
+
+
+def compiler(use_ccache: Optional[bool] = None) -> str:
+    """The CC= value: the diagnostics wrapper around (ccache) gcc."""
+    if use_ccache is None:
+        use_ccache = have_ccache()
+    return f"sh {CCWRAP} " + ("ccache gcc" if use_ccache else "gcc")
+
+
+def build_env(src: Path, out: Path) -> dict:
+    env = dict(os.environ)
+    env.update(REPRO_ENV)
+    env["LC_ALL"] = "C"                         # ASCII quotes in diagnostics
+    env.pop("LANG", None)
+    env.pop("LANGUAGE", None)
+    env.setdefault("CCACHE_DIR", str(cache_dir("ccache")))
+    env.setdefault("CCACHE_NOHASHDIR", "1")     # O= dirs differ between trees
+    common = os.path.commonpath([str(src), str(out)])
+    if common != "/":
+        env.setdefault("CCACHE_BASEDIR", common)
+    for var in ("ARCH", "CROSS_COMPILE", "KBUILD_OUTPUT", "KCONFIG_CONFIG", "O", "C", "V", "W"):
+        env.pop(var, None)
+    return env
+
+
+def make_args(src: Path, out: Path, arch: str, jobs: int, *, use_ccache=None,
+              nice: bool = True) -> list:
+    cc = compiler(use_ccache)
+    host = "ccache gcc" if (use_ccache if use_ccache is not None else have_ccache()) else "gcc"
+    cmd = ["nice", "-n", "10"] if nice and shutil.which("nice") else []
+    return cmd + ["make", "-C", str(src), f"O={out}", f"ARCH={arch}", f"-j{max(1, jobs)}",
+                  f"CC={cc}", f"HOSTCC={host}"]
+
+
+def ccache_counters(env: dict) -> dict:
+    if not have_ccache():
+        return {}
+    try:
+        cp = subprocess.run(["ccache", "--print-stats"], env=env, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return {}
+    stats = {}
+    for line in cp.stdout.splitlines():
+        parts = line.split("\t")
+        if len(parts) == 2 and parts[1].strip().isdigit():
+            stats[parts[0]] = int(parts[1])
+    hits = stats.get("direct_cache_hit", 0) + stats.get("preprocessed_cache_hit", 0)
+    return {"hits": hits, "misses": stats.get("cache_miss", 0)}
+
+
+def _is_step(line: str, kinds=("CC", "AS", "CC [M]")) -> bool:
+    if not line.startswith("  "):
+        return False
+    head = line[2:10].rstrip()
+    return head in kinds
+
+
+def run_make(cmd: list, *, env: dict, log_path: Path, label: str,
+             every: float = PROGRESS_EVERY) -> tuple:
+    """Run make, writing its output to log_path; progress on stderr every
+    `every` seconds.  Returns (returncode, objects compiled, seconds)."""
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    start = time.monotonic()
+    count = [0]
+    done = threading.Event()
+
+    def ticker():
+        while not done.wait(every):
+            el = time.monotonic() - start
+            slog.info("verify", f"{label}: {count[0]} objects compiled, "
+                                f"{int(el // 60)}m{int(el % 60):02d}s")
+
+    with open(log_path, "w", encoding="utf-8", errors="replace", buffering=1) as logf:
+        logf.write("# " + " ".join(map(str, cmd)) + "\n")
+        logf.flush()
+        try:
+            proc = subprocess.Popen(list(map(str, cmd)), env=env, stdin=subprocess.DEVNULL,
+                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                    text=True, errors="replace", bufsize=1)
+        except FileNotFoundError as e:
+            raise SlabconvError(f"cannot run make: {e}", exit_code=3)
+        t = threading.Thread(target=ticker, daemon=True)
+        t.start()
+        try:
+            for line in proc.stdout:
+                logf.write(line)
+                if _is_step(line):
+                    count[0] += 1
+            rc = proc.wait()
+        except BaseException:
+            proc.kill()
+            proc.wait()
+            raise
+        finally:
+            done.set()
+    return rc, count[0], time.monotonic() - start
+
+
+def collect_warnings(src: Path, out: Path, log_text: str = "") -> list:
+    """The warnings of the build in `out`: the per-object diagnostics files,
+    then the log's warnings that those do not account for."""
+    roots = [str(src), str(out), os.path.realpath(src), os.path.realpath(out)]
+    captured = []
+    files = []
+    for dirpath, dirnames, filenames in os.walk(out):
+        dirnames.sort()
+        for f in filenames:
+            if f.endswith(DIAG_SUFFIX):
+                files.append(os.path.join(dirpath, f))
+    for f in sorted(files):
+        try:
+            text = Path(f).read_text(errors="replace")
+        except OSError:
+            continue
+        if text.strip():
+            captured.extend(W.parse_log(text, roots))
+    residual = W.new_warnings(captured, W.parse_log(log_text, roots)) if log_text else []
+    return captured + residual
+
+
+def error_excerpt(log_text: str, max_errors: int = 3, context: int = 6) -> str:
+    """The first compiler/linker errors with file:line and a few lines after."""
+    lines = log_text.splitlines()
+    picks = []
+    i = 0
+    err = re.compile(r"(^[^\s:][^:]*:\d+:(\d+:)? (fatal )?error: )|"
+                     r"(undefined reference to )|(^ld: .*(error|cannot|multiple definition))|"
+                     r"(^\S+: No such file or directory)|(No rule to make target)")
+    while i < len(lines) and len(picks) < max_errors:
+        if err.search(lines[i]):
+            block = []
+            if i > 0 and ("In function" in lines[i - 1] or "At top level" in lines[i - 1]):
+                block.append(lines[i - 1])
+            block.append(lines[i])
+            j = i + 1
+            while j < len(lines) and j <= i + context:
+                nxt = lines[j]
+                if _is_step(nxt, kinds=("CC", "AS", "LD", "AR", "CC [M]", "HOSTCC", "GEN")) \
+                        or nxt.startswith("make") or err.search(nxt):
+                    break
+                block.append(nxt)
+                j += 1
+            picks.append("\n".join(block))
+            i = j
+        else:
+            i += 1
+    if picks:
+        return "\n".join(picks)
+    tail = [ln for ln in lines if ln.strip()][-25:]
+    return "\n".join(tail)
+
+
+def image_path(out: Path, arch: str) -> Path:
+    return Path(out) / "arch" / _ARCH_DIR.get(arch, arch) / "boot" / "bzImage"
+
+
+def build(src, out, *, targets=DEFAULT_TARGETS, jobs: int = 2, arch: str = "x86_64",
+          config: Optional[str] = None, label: Optional[str] = None,
+          log: Optional[Path] = None, use_ccache: Optional[bool] = None) -> BuildResult:
+    """Build `targets` of the source tree `src` in O=`out` (configured already,
+    or `config` names a configuration of verify.kconfig to apply first)."""
+    src, out = Path(src).resolve(), Path(out).resolve()
+    if shutil.which("make") is None:
+        raise SlabconvError("'make' not found; install the Debian package 'make'", exit_code=3)
+    if shutil.which("gcc") is None:
+        raise SlabconvError("'gcc' not found; install the Debian package 'gcc'", exit_code=3)
+    if config is not None:
+        from . import kconfig
+        arch = kconfig.config_arch(config)
+        kconfig.configure_named(src, out, config)
+    if not (out / ".config").is_file():
+        raise SlabconvError(f"{out} is not configured (no .config); "
+                            "run verify.kconfig.configure() first", exit_code=2)
+    targets = tuple(targets)
+    label = label or out.name
+    log_path = Path(log) if log else out / LOG_NAME
+    env = build_env(src, out)
+    if use_ccache is None:
+        use_ccache = have_ccache()
+    cmd = make_args(src, out, arch, jobs, use_ccache=use_ccache) + list(targets)
+    before = ccache_counters(env)
+    slog.info("verify", f"{label}: make {' '.join(targets)} in {out} (-j{jobs}"
+                        f"{', ccache' if use_ccache else ''})")
+    rc, compiled, seconds = run_make(cmd, env=env, log_path=log_path, label=label)
+    after = ccache_counters(env)
+    cc = {k: after[k] - before.get(k, 0) for k in after} if after else {}
+    text = log_path.read_text(errors="replace")
+    ok = rc == 0
+    img = image_path(out, arch)
+    res = BuildResult(
+        ok=ok, seconds=seconds, warnings=collect_warnings(src, out, text), log=log_path,
+        image=img if ok and "bzImage" in targets and img.is_file() else None,
+        error_excerpt="" if ok else error_excerpt(text), out=out, targets=targets,
+        returncode=rc, compiled=compiled, ccache=cc)
+    slog.info("verify", f"{label}: {'built' if ok else 'FAILED'} in {seconds:.0f}s, "
+                        f"{compiled} objects compiled"
+                        + (f" (ccache {cc['hits']} hits, {cc['misses']} misses)" if cc else "")
+                        + f", {len(res.warnings)} warnings")
+    return res
