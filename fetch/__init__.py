@@ -60,6 +60,13 @@ def get_tree(version: str, *, deb_version: str | None = None,
     for tool, pkg in (("dpkg-deb", "dpkg"), ("tar", "tar"), ("xz", "xz-utils")):
         require_tool(tool, pkg)
 
+    if deb_version is not None:
+        # Complete trees only ever appear by rename and are never removed by
+        # fetch, so this check needs no lock (no waiting behind another unpack).
+        tree = unpack.tree_path(version, deb_version)
+        if unpack.is_complete(tree, deb_version):
+            return _reuse(tree, version, deb_version)
+
     with locked(unpack.version_dir(version) / ".lock", f"the {version} source cache"):
         if deb_version is not None:
             tree = unpack.tree_path(version, deb_version)
@@ -73,7 +80,10 @@ def get_tree(version: str, *, deb_version: str | None = None,
 
 def _reuse(tree: Path, version: str, deb_version: str) -> Tree:
     if tree.stat().st_mode & 0o222:       # renamed but not yet chmod'ed (killed run)
-        unpack.make_read_only(tree)
+        try:
+            unpack.make_read_only(tree)
+        except OSError as e:
+            info("fetch", f"warning: cannot make {tree} read-only: {e}")
     info("fetch", f"using complete tree {tree}")
     return Tree(tree, version, deb_version)
 

@@ -219,7 +219,12 @@ class AptRepo:
 
     def _query(self, args: list[str]) -> str:
         cp = self._run("apt-cache", args, timeout=QUERY_TIMEOUT)
-        return cp.stdout or ""
+        out = cp.stdout or ""
+        if cp.returncode != 0 and not re.search(r"^E: (No packages found|Unable to locate)",
+                                                out, re.M):
+            raise FetchError(f"apt-cache {' '.join(args)} failed (exit {cp.returncode}, "
+                             f"apt state '{self.suite.name}'):\n{_tail(out)}")
+        return out
 
     # -- lists ----------------------------------------------------------------
     def has_lists(self) -> bool:

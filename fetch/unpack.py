@@ -153,6 +153,20 @@ def _run(cmd, *, what: str) -> None:
         raise FetchError(f"unpacking failed: {e}") from None
 
 
+# A kernel .deb unpacks to ~9x its size (5.10: 122 MB -> 1.1 GB); the
+# extracted tarball sits next to the tree until the tree is complete.
+SPACE_FACTOR = 11
+
+
+def _check_space(where: Path, deb: Path) -> None:
+    need = deb.stat().st_size * SPACE_FACTOR
+    free = shutil.disk_usage(where).free
+    if free < need:
+        raise FetchError(f"not enough disk space in {where} to unpack {deb.name}: "
+                         f"{free / 1e9:.1f} GB free, about {need / 1e9:.1f} GB needed "
+                         f"(set SLABCONV_CACHE to a bigger disk)")
+
+
 def unpack(deb: Path, version: str, deb_version: str, sha256: str) -> Path:
     """Unpack the kernel tarball inside deb into its final, read-only place.
 
@@ -163,6 +177,7 @@ def unpack(deb: Path, version: str, deb_version: str, sha256: str) -> Path:
     require_tool("xz", "xz-utils")
     final = tree_path(version, deb_version)
     final.parent.mkdir(parents=True, exist_ok=True)
+    _check_space(final.parent, deb)
     tmp = Path(tempfile.mkdtemp(prefix=".unpack-", dir=final.parent))
     t0 = time.monotonic()
     try:

@@ -19,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))   # repo root
 
 import fetch
 import fetch.__main__ as fetch_cli
-from fetch import apt, debcache, debver, suites, unpack
+from fetch import apt, debver, suites, unpack
 from fetch.apt import DebInfo, FetchError
 from fetch.suites import Suite, package_name
 from slabconv.log import SlabconvError
@@ -543,6 +543,40 @@ def test_private_apt_state_layout(cache):
         assert o in opts
     assert r.is_stale() and r.lists_age() is None
     assert apt.AptRepo(Suite(suites.SYSTEM)).options() == []
+
+
+def test_private_lists_refreshed_when_missing_or_older_than_a_day(cache, monkeypatch):
+    r = apt.AptRepo(Suite("bullseye"))
+    calls = []
+    outcome = {"fail": False}
+
+    def fake_update(self):
+        calls.append(1)
+        if outcome["fail"]:
+            raise FetchError("apt-get update failed: W: Failed to fetch", network=True)
+        self._prepare()
+        (self._lists / "deb.debian.org_debian_dists_bullseye_main_binary-amd64_Packages.lz4"
+         ).write_text("")
+
+    monkeypatch.setattr(apt.AptRepo, "_update", fake_update)
+    r.refresh()                                   # no lists: update
+    assert len(calls) == 1 and not r.is_stale()
+    r.refresh()                                   # fresh: nothing
+    assert len(calls) == 1
+    old = time.time() - apt.MAX_LIST_AGE - 60
+    os.utime(r._stamp, (old, old))
+    assert r.is_stale()
+    r.refresh()                                   # stale: update
+    assert len(calls) == 2 and not r.is_stale()
+    r.refresh(force=True)                         # forced: always
+    assert len(calls) == 3
+    os.utime(r._stamp, (old, old))
+    outcome["fail"] = True
+    r.refresh()                                   # stale + offline: warn, keep old lists
+    assert len(calls) == 4 and r.is_stale()
+    with pytest.raises(FetchError) as e:          # forced + offline: error
+        r.refresh(force=True)
+    assert e.value.exit_code == 4 and e.value.network
 
 
 def test_version_table():
