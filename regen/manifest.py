@@ -155,13 +155,14 @@ def load(path: Path) -> Series:
         if ident in ids:
             raise SlabconvError(f"manifest: duplicate entry id '{ident}'", 2)
         ids.add(ident)
+        subject, message = _req(e, "subject", where), _req(e, "message", where)
         steps = [_step(st, f"{where} step {j}", root) for j, st in enumerate(_req(e, "step", where), 1)]
         expects = [_expect(x, f"{where} expect {j}") for j, x in enumerate(_req(e, "expect", where), 1)]
         deps = list(e.get("depends", []))
         for d in deps:
             if d not in ids:
                 raise SlabconvError(f"manifest: {where} depends on '{d}', which is not an earlier entry", 2)
-        entries.append(Entry(ident, _req(e, "subject", where), _req(e, "message", where).strip(),
+        entries.append(Entry(ident, subject, message.strip(),
                              e.get("seed", ""), steps, expects, deps))
     if not entries:
         raise SlabconvError(f"manifest {path}: no entries", 2)

@@ -18,6 +18,7 @@ from slabconv.log import SlabconvError, info
 BASE_TAG = "slabconv-baseline"
 BRANCH = "slabconv"
 MARKER = "slabconv-source"       # inside .git: identity of the copied tree
+LAYOUT = "2"                     # bump when the way the work tree is made changes
 
 
 @dataclass
@@ -88,7 +89,7 @@ class WorkTree:
         """
         wt = cls(workdir / "linux", identity, date)
         marker = wt.path / ".git" / MARKER
-        if marker.is_file() and marker.read_text().strip() == source_id and wt._has_baseline():
+        if marker.is_file() and marker.read_text().strip() == f"{source_id} layout={LAYOUT}" and wt._has_baseline():
             info("regen", f"reusing baseline work tree {wt.path}")
             wt.git("checkout", "-q", "-f", "-B", BRANCH, BASE_TAG)
             wt.git("clean", "-q", "-f", "-d", "-x")
@@ -99,8 +100,9 @@ class WorkTree:
             if d.exists():
                 _rmtree(d)
         workdir.mkdir(parents=True, exist_ok=True)
-        subprocess.run(["cp", "-R", "--no-preserve=mode,ownership", str(source), str(tmp)],
-                       check=True)
+        # keep modes (scripts must stay executable), drop read-only bits of a pristine tree
+        subprocess.run(["cp", "-R", "--preserve=mode,timestamps", str(source), str(tmp)], check=True)
+        subprocess.run(["chmod", "-R", "u+w", str(tmp)], check=True)
         if (tmp / ".git").exists():      # a user's git tree: take its files, not its history
             _rmtree(tmp / ".git")
         tmp_wt = cls(tmp, identity, date)
@@ -111,7 +113,7 @@ class WorkTree:
         tmp_wt.git("add", "-A", "-f", ".")
         tmp_wt.git("commit", "-q", "--no-verify", "-m", f"Baseline: {source_id}")
         tmp_wt.git("tag", BASE_TAG)
-        (tmp / ".git" / MARKER).write_text(source_id + "\n")
+        (tmp / ".git" / MARKER).write_text(f"{source_id} layout={LAYOUT}\n")
         tmp.rename(wt.path)
         return wt
 

@@ -1,0 +1,44 @@
+# slabconv: regenerate the struct slab conversion series from SmPL rules,
+# build it, verify it and boot it.  `make help` lists the targets.
+#
+#   KERNEL=<version>  packaged kernel (5.10, 6.1, 6.12); default 5.10
+#   TREE=<dir>        a kernel tree of yours instead (never modified)
+#   SLABCONV_CACHE    where trees, builds and logs go (default ~/.cache/slabconv)
+
+KERNEL ?= 5.10
+TREE ?=
+PY := /usr/bin/python3
+SLABCONV := $(PY) -m slabconv
+SRC_ARGS := --kernel $(KERNEL) $(if $(TREE),--tree $(TREE))
+
+.PHONY: all help deps fetch regen verify boot bench test test-fast
+
+all: deps ## regen, verify and boot on KERNEL (the main job)
+	$(SLABCONV) all $(SRC_ARGS)
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 12
+
+deps: ## install the Debian packages that are missing (apt)
+	@sh scripts/install-deps.sh
+
+fetch: deps ## fetch and unpack linux-source-KERNEL into the cache
+	$(SLABCONV) fetch $(KERNEL)
+
+regen: deps ## regenerate the series into generated-patches/KERNEL/
+	$(SLABCONV) regen $(SRC_ARGS)
+
+verify: deps ## build baseline and patched kernels; gate on new warnings
+	$(SLABCONV) verify $(SRC_ARGS)
+
+boot: deps ## build and boot the patched kernel in QEMU; in-guest tests (KTAP)
+	$(SLABCONV) boot $(SRC_ARGS)
+
+bench: deps ## time regeneration (whole and per entry), build and boot
+	$(SLABCONV) bench $(SRC_ARGS)
+
+test: deps ## the test suite: rule tests, unit tests, end-to-end on 5.10
+	$(PY) -m pytest -ra tests
+
+test-fast: deps ## the test suite without kernel builds and boots
+	$(PY) -m pytest -ra -m "not slow" tests

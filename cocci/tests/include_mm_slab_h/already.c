@@ -1,0 +1,4 @@
+#include <asm/sections.h>
+#include "slab.h"
+
+int x;

@@ -1,0 +1,239 @@
+"""Driver unit tests on a tiny tree and tiny manifests (no kernel needed)."""
+import hashlib
+import os
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from regen import effects, manifest, series, template, tidy
+from regen.worktree import Identity
+from slabconv.log import SlabconvError
+
+REPO = Path(__file__).resolve().parent.parent
+ID = Identity("Test Dev", "dev@example.org")
+
+
+def tree_hash(root: Path) -> str:
+    h = hashlib.sha256()
+    for p in sorted(root.rglob("*")):
+        if p.is_file():
+            h.update(str(p.relative_to(root)).encode() + p.read_bytes())
+            h.update(oct(p.stat().st_mode).encode())
+    return h.hexdigest()
+
+
+@pytest.fixture
+def tree(tmp_path):
+    t = tmp_path / "linux"
+    (t / "mm").mkdir(parents=True)
+    (t / "include").mkdir()
+    (t / "Makefile").write_text("VERSION = 5\nPATCHLEVEL = 10\n")
+    (t / "mm" / "slub.c").write_text(textwrap.dedent("""\
+        static inline unsigned int slab_order(unsigned int size,
+        		unsigned int min_objects, unsigned int max_order,
+        		unsigned int fract_leftover)
+        {
+        	return size;
+        }
+
+        static int calculate_order(unsigned int size)
+        {
+        	return slab_order(size, 1, 2, 3);
+        }
+        """))
+    (t / "include" / "h.h").write_text(textwrap.dedent("""\
+        #ifndef H_H
+        #define H_H
+        int first(int a);
+
+        /* the anchor */
+        static inline int anchor_fn(int x)
+        {
+        	return x;
+        }
+        #endif /* H_H */
+        """))
+    os.chmod(t / "mm" / "slub.c", 0o444)   # a read-only pristine file
+    return t
+
+
+def write_manifest(dir: Path, body: str) -> Path:
+    """A manifest in `dir` that may refer to the real rules via a symlinked rules/."""
+    dir.mkdir(parents=True, exist_ok=True)
+    for sub in ("rules", "templates", "anchors"):
+        if not (dir / sub).exists():
+            (dir / sub).symlink_to(REPO / "cocci" / sub)
+    m = dir / "series.toml"
+    m.write_text(textwrap.dedent("""\
+        [series]
+        subject = "Test series"
+        seed_author = "Seed Author <seed@example.org>"
+        date = "2021-10-04T14:45:48+01:00"
+        """) + textwrap.dedent(body))
+    return m
+
+
+RENAME = """
+    [[entry]]
+    id = "rename"
+    subject = "mm/slub: Rename slab_order()"
+    message = "Rename it."
+      [[entry.step]]
+      rule = "rules/calc_slab_order.cocci"
+      files = ["mm/slub.c"]
+      [[entry.expect]]
+      defines = ["calc_slab_order"]
+      in = "mm/slub.c"
+"""
+
+
+def regen(tree, m, tmp_path, out="out"):
+    return series.regenerate(tree, "test-tree", version="5.10", output=tmp_path / out,
+                             identity=ID, manifest_path=m, workdir=tmp_path / "work")
+
+
+def test_regenerates_commits_and_patches_without_touching_the_tree(tree, tmp_path, cache):
+    before = tree_hash(tree)
+    m = write_manifest(tmp_path / "cocci", RENAME)
+    res = regen(tree, m, tmp_path)
+    assert tree_hash(tree) == before, "the source tree must never be modified"
+    names = [p.name for p in res.patches]
+    assert names == ["0000-cover-letter.patch", "0001-mm-slub-Rename-slab_order.patch"]
+    patch = res.patches[1].read_text()
+    assert "-static inline unsigned int slab_order(unsigned int size," in patch
+    assert "+\treturn calc_slab_order(size, 1, 2, 3);" in patch
+    assert "From: Test Dev <dev@example.org>" in patch
+    assert "Signed-off-by: Test Dev <dev@example.org>" in patch
+    assert "Originally-by: Seed Author <seed@example.org>" in patch
+    assert "Signed-off-by: Seed Author" not in patch, "never forge the seed author's sign-off"
+    cover = res.patches[0].read_text()
+    assert "Subject: [PATCH 0/1] Test series" in cover and "*** SUBJECT HERE ***" not in cover
+
+
+def test_regeneration_is_deterministic(tree, tmp_path, cache):
+    m = write_manifest(tmp_path / "cocci", RENAME)
+    a = regen(tree, m, tmp_path, "a")
+    b = regen(tree, m, tmp_path, "b")
+    assert [p.read_bytes() for p in a.patches] == [p.read_bytes() for p in b.patches]
+
+
+def test_rule_that_changes_nothing_stops_the_run(tree, tmp_path, cache):
+    m = write_manifest(tmp_path / "cocci", RENAME + """
+    [[entry]]
+    id = "again"
+    subject = "mm/slub: Rename it again"
+    message = "Nothing left to rename."
+      [[entry.step]]
+      rule = "rules/calc_slab_order.cocci"
+      files = ["mm/slub.c"]
+      [[entry.expect]]
+      defines = ["calc_slab_order"]
+      in = "mm/slub.c"
+    """)
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "old.patch").write_text("previous series\n")
+    with pytest.raises(SlabconvError) as e:
+        regen(tree, m, tmp_path)
+    msg = str(e.value)
+    assert "entry 'again'" in msg and "changed nothing" in msg and "mm/slub.c" in msg
+    # nothing lost on failure: the previous output is still there
+    assert (tmp_path / "out" / "old.patch").read_text() == "previous series\n"
+
+
+def test_missing_expected_effect_names_entry_expected_and_found(tree, tmp_path, cache):
+    m = write_manifest(tmp_path / "cocci", RENAME.replace('defines = ["calc_slab_order"]',
+                                                          'defines = ["slab_order_v2"]'))
+    with pytest.raises(SlabconvError) as e:
+        regen(tree, m, tmp_path)
+    msg = str(e.value)
+    assert "entry 'rename'" in msg
+    assert "expected: slab_order_v2 defined in mm/slub.c" in msg
+    assert "found:    mm/slub.c: no definition of slab_order_v2" in msg
+
+
+def test_spatch_error_is_shown_with_file_and_line(tree, tmp_path, cache):
+    d = tmp_path / "cocci"
+    m = write_manifest(d, RENAME.replace("rules/calc_slab_order.cocci", "broken.cocci"))
+    (d / "broken.cocci").write_text("@@\nexpression E;\n@@\n- foo(E\n+ bar(E)\n")
+    with pytest.raises(SlabconvError) as e:
+        regen(tree, m, tmp_path)
+    msg = str(e.value)
+    assert "spatch failed on broken.cocci" in msg
+    assert "broken.cocci:" in msg or 'File "' in msg
+
+
+@pytest.mark.parametrize("body,needle", [
+    ("[[entry]]\nid = 'x'\n", "missing 'subject'"),
+    (RENAME.replace("calc_slab_order.cocci", "nope.cocci"), "rules/nope.cocci does not exist"),
+    (RENAME + RENAME, "duplicate entry id 'rename'"),
+    (RENAME.replace('message = "Rename it."', 'message = "x"\n    depends = ["later"]'),
+     "depends on 'later'"),
+    ("""
+    [[entry]]
+    id = "t"
+    subject = "s"
+    message = "m"
+      [[entry.step]]
+      template = "templates/page_slab.h"
+      into = "include/h.h"
+      before = "anchor_fn"
+      [[entry.expect]]
+      present = "x"
+      in = "include/h.h"
+    """, "must say 'why'"),
+])
+def test_bad_manifests_are_rejected_with_exit_code_2(tmp_path, body, needle):
+    m = write_manifest(tmp_path / "cocci", body)
+    with pytest.raises(SlabconvError) as e:
+        manifest.load(m)
+    assert needle in str(e.value)
+    assert e.value.exit_code == 2
+
+
+def test_template_goes_before_the_anchor_and_its_comment(tree, tmp_path):
+    root = tmp_path / "cocci"
+    (root / "anchors").mkdir(parents=True)
+    (root / "anchors" / "definition.cocci").symlink_to(REPO / "cocci/anchors/definition.cocci")
+    (root / "t.h").write_text("/* slabconv template: test */\n#define NEW_THING 1\n")
+    work = tmp_path / "w"
+    work.mkdir()
+    (work / "h.h").write_text((tree / "include" / "h.h").read_text())
+    template.insert(root, work, "t.h", "h.h", before="anchor_fn")
+    text = (work / "h.h").read_text()
+    assert "int first(int a);\n\n#define NEW_THING 1\n\n/* the anchor */\nstatic inline" in text
+    assert "slabconv template" not in text
+    template.insert(root, work, "t.h", "h.h", at="end")
+    assert text.count("NEW_THING") == 1
+    assert (work / "h.h").read_text().endswith("}\n\n#define NEW_THING 1\n\n#endif /* H_H */\n")
+
+
+def test_template_anchor_missing_is_an_error(tree, tmp_path):
+    with pytest.raises(SlabconvError, match="no top-level declaration of 'nothere'"):
+        template.insert(REPO / "cocci", tree / "include", "templates/page_slab.h", "h.h",
+                        before="nothere")
+
+
+def test_tidy_removes_only_conditionals_the_step_emptied():
+    before = "#ifdef A\nint a;\n#else\nstatic int a;\n#endif\n\n#ifdef OLD\n#endif\nint z;\n"
+    after = "#ifdef A\n#else\n#endif\n\n#ifdef OLD\n#endif\nint z;\n"
+    assert tidy.tidy(before, after) == "\n#ifdef OLD\n#endif\nint z;\n"
+    keep = "#ifdef A\n/* a comment stays */\n#endif\n"
+    assert tidy.tidy("#ifdef A\nint a;\n/* a comment stays */\n#endif\n", keep) == keep
+
+
+def test_effects_ignore_comments_and_find_signatures():
+    src = textwrap.dedent("""\
+        /* slab_test_cache() is not defined by this comment */
+        void __check_heap_object(const void *ptr, unsigned long n,
+        			 const struct slab *slab, bool to_user);
+        static inline bool real_one(const struct slab *slab)
+        {
+        	return __check_heap_object(ptr, n, slab, 1);
+        }
+        enum e { A, B = 2, };
+        """)
+    names = effects.defined_names(src)
+    assert "real_one" in names and "slab_test_cache" not in names and {"A", "B"} <= names
+    lists = effects.parameter_lists(src, "__check_heap_object")
+    assert lists == [["const void *ptr", "unsigned long n", "const struct slab *slab", "bool to_user"]]

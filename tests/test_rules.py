@@ -1,0 +1,69 @@
+"""Coccinelle-style rule tests: cocci/tests/<rule>/<case>.c -> <case>.res.
+
+Each case is run as the driver runs a rule (spatch -D patch --no-includes,
+plus the -D options in <case>.args), on a copy, and must produce exactly the
+.res file.  A case whose .res equals its .c proves the rule leaves that
+code alone.
+"""
+import shlex
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from regen import manifest
+
+REPO = Path(__file__).resolve().parent.parent
+COCCI = REPO / "cocci"
+RULES = sorted((COCCI / "rules").glob("*.cocci"))
+CASES = sorted((COCCI / "tests").glob("*/*.c"))
+
+
+def test_spatch_is_installed():
+    assert shutil.which("spatch"), "spatch (Debian package coccinelle) is required"
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_rule_case(case, tmp_path):
+    rule = COCCI / "rules" / f"{case.parent.name}.cocci"
+    assert rule.is_file(), f"test dir {case.parent.name} has no rule file"
+    expected = case.with_suffix(".res")
+    assert expected.is_file(), f"{case} has no .res"
+    args_file = case.with_suffix(".args")
+    args = shlex.split(args_file.read_text()) if args_file.is_file() else []
+    work = tmp_path / case.name
+    shutil.copy(case, work)
+    cp = subprocess.run(["spatch", "--sp-file", str(rule), "-D", "patch", *args, "--no-includes",
+                         "--very-quiet", "--in-place", str(work)], capture_output=True, text=True)
+    assert cp.returncode == 0, cp.stdout + cp.stderr
+    assert "parse error" not in cp.stdout + cp.stderr
+    assert work.read_text() == expected.read_text(), (
+        f"{rule.name} on {case.name} differs from {expected.name}")
+
+
+@pytest.mark.parametrize("rule", RULES, ids=lambda p: p.stem)
+def test_every_rule_has_cases_that_change_code(rule):
+    cases = sorted((COCCI / "tests" / rule.stem).glob("*.c"))
+    assert cases, f"{rule.name} has no test cases in cocci/tests/{rule.stem}/"
+    assert any(c.read_text() != c.with_suffix(".res").read_text() for c in cases), \
+        f"no test case of {rule.name} shows it changing anything"
+
+
+@pytest.mark.parametrize("rule", RULES, ids=lambda p: p.stem)
+def test_rule_header(rule):
+    """Kernel scripts/coccinelle style: description, Confidence, Options, virtual patch."""
+    text = rule.read_text()
+    assert text.startswith("// SPDX-License-Identifier:")
+    assert "\n/// " in text
+    assert "// Confidence:" in text and "// Options:" in text
+    assert "virtual patch" in text
+
+
+def test_every_rule_and_template_is_used_by_the_manifest():
+    series = manifest.load(COCCI / "series.toml")
+    used = {s.path for e in series.entries for s in e.steps}
+    for rule in RULES:
+        assert f"rules/{rule.name}" in used, f"{rule.name} is not used by cocci/series.toml"
+    for t in (COCCI / "templates").glob("*.h"):
+        assert f"templates/{t.name}" in used, f"{t.name} is not used by cocci/series.toml"
