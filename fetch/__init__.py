@@ -67,12 +67,12 @@ def get_tree(version: str, *, deb_version: str | None = None,
         if unpack.is_complete(tree, deb_version):
             return _reuse(tree, version, deb_version)
 
+    repo = _repo_for(version, factory)     # unknown versions fail before touching the cache
     with locked(unpack.version_dir(version) / ".lock", f"the {version} source cache"):
         if deb_version is not None:
             tree = unpack.tree_path(version, deb_version)
             if unpack.is_complete(tree, deb_version):
                 return _reuse(tree, version, deb_version)
-        repo = _repo_for(version, factory)
         if deb_version is not None:
             return _fetch_exact(repo, version, deb_version)
         return _fetch_candidate(repo, version, factory)

@@ -321,6 +321,7 @@ def test_unknown_version_lists_what_apt_offers(cache, debs, version):
     assert str(e.value).endswith("apt offers: 5.10, 6.1, 6.12")
     assert f"no packaged kernel source for {version or '(empty)'};" in str(e.value)
     assert f["bullseye"].downloads == 0
+    assert not (cache / "src").exists() or not list((cache / "src").iterdir())
 
 
 def test_unknown_version_cli(cache, debs, monkeypatch, capsys):
