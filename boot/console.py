@@ -60,7 +60,7 @@ class Finding:
         return f"{log_name}:{self.line_no}: [{self.kind}] {self.line.strip()}\n{body}"
 
 
-def scan_lines(lines: list[str], *, before: int = 3, after: int = 12,
+def scan_lines(lines: list[str], *, before: int = 3, after: int = 16,
                allow: Iterable[str] = ()) -> list[Finding]:
     """Return findings for lines (raw console lines, timestamps allowed).
 
@@ -86,6 +86,8 @@ def scan_lines(lines: list[str], *, before: int = 3, after: int = 12,
         else:
             last_report = i
         lo, hi = max(0, i - before), min(len(clean), i + after + 1)
+        while hi > i + 1 and not clean[hi - 1].strip():
+            hi -= 1
         found.append(Finding(kind, i + 1, line, clean[lo:hi], hi))
     return found
 

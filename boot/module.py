@@ -8,6 +8,7 @@ kernel build (config, release, and the vmlinux / Module.symvers stamps).
 """
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import os
 import shutil
@@ -63,32 +64,31 @@ def build(src_dir: Path, build_dir: Path, *, arch: str = "x86_64",
 
     key = _key(src_dir, build_dir, arch)
     root = paths.cache_dir("boot", "module")
-    final = root / key
-    ko = final / f"{MODULE_NAME}.ko"
-    if ko.is_file() and (final / ".complete").is_file():
-        return ko
-
-    staging = root / f".{key}.{os.getpid()}.tmp"
-    shutil.rmtree(staging, ignore_errors=True)
-    staging.mkdir(parents=True)
-    for name in SOURCES:
-        shutil.copy2(GUEST / name, staging / name)
-    env = dict(os.environ, ARCH=KARCH[arch])
-    if not (build_dir / "Module.symvers").is_file():
-        # A bzImage-only build has no Module.symvers: without this, newer
-        # modpost refuses the unresolved (but exported) symbols.
-        env["KBUILD_MODPOST_WARN"] = "1"
-    info("boot", f"building {MODULE_NAME}.ko against {build_dir}")
-    cp = proc.run([make, "-C", src_dir, f"O={build_dir}", f"M={staging}",
-                   f"-j{jobs}", "modules"],
-                  what=f"building {MODULE_NAME}.ko", env=env, timeout=600)
-    (staging / "build.log").write_text(cp.stdout or "")
-    if not (staging / f"{MODULE_NAME}.ko").is_file():
-        raise SlabconvError(f"{MODULE_NAME}.ko not produced; see {staging}/build.log")
-    (staging / ".complete").write_text(key + "\n")
-    shutil.rmtree(final, ignore_errors=True)
-    try:
-        os.replace(staging, final)
-    except OSError:   # another process won the race
+    staging = root / key
+    ko = staging / f"{MODULE_NAME}.ko"
+    done = staging / ".complete"
+    with open(root / f"{key}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)      # concurrent runs build once
+        if ko.is_file() and done.is_file():
+            return ko
+        # Build in place (so WARN/BUG file names point at the real copy).
         shutil.rmtree(staging, ignore_errors=True)
+        staging.mkdir(parents=True)
+        for name in SOURCES:
+            shutil.copy2(GUEST / name, staging / name)
+        env = dict(os.environ, ARCH=KARCH[arch])
+        if not (build_dir / "Module.symvers").is_file():
+            # A bzImage-only build has no Module.symvers: without this, newer
+            # modpost refuses the unresolved (but exported) symbols.
+            env["KBUILD_MODPOST_WARN"] = "1"
+        info("boot", f"building {MODULE_NAME}.ko against {build_dir}")
+        cp = proc.run([make, "-C", src_dir, f"O={build_dir}", f"M={staging}",
+                       f"-j{jobs}", "modules"], check=False,
+                      what=f"building {MODULE_NAME}.ko", env=env, timeout=600)
+        (staging / "build.log").write_text(cp.stdout or "")
+        if cp.returncode != 0 or not ko.is_file():
+            tail = "\n".join((cp.stdout or "").splitlines()[-30:])
+            raise SlabconvError(f"building {MODULE_NAME}.ko failed (exit "
+                                f"{cp.returncode}); full log {staging}/build.log\n{tail}")
+        done.write_text(key + "\n")
     return ko

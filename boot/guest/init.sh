@@ -19,7 +19,8 @@
 #   5 module_unload          rmmod destroys the module's caches cleanly
 #
 # Kernel command line knobs (read from /proc/cmdline):
-#   slabconv.inject=warn   passed to the module (plants a WARNING)
+#   slabconv.inject=X      passed to the module: warn plants a WARNING,
+#                          fail makes module case 1 fail
 #   slabconv.mode=probe    print "slabconv-init: probe ok" and reboot at once
 # Ends with "# slabconv: end" on the KTAP channel, then reboot -f (QEMU runs
 # with -no-reboot, so the guest reset ends QEMU).

@@ -37,7 +37,8 @@
 
 static char *inject = "";
 module_param(inject, charp, 0444);
-MODULE_PARM_DESC(inject, "plant a failure for the host-side detector tests: 'warn'");
+MODULE_PARM_DESC(inject, "plant a failure for the host-side detector tests: "
+		 "'warn' (a WARNING after the cases), 'fail' (case 1 fails)");
 
 static unsigned int hold_kb = 1024;
 module_param(hold_kb, uint, 0444);
@@ -702,6 +703,8 @@ static int __init slabconv_test_init(void)
 		c.arg = cases[i].arg;
 		snprintf(name, sizeof(name), cases[i].name, cases[i].arg);
 		r = cases[i].fn(&c);
+		if (i == 0 && !strcmp(inject, "fail"))
+			r = FAILED(&c, "planted failure (inject=fail)");
 		switch (r) {
 		case PASS:
 			pass++;

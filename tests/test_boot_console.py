@@ -1,0 +1,136 @@
+"""Unit tests for boot.console (the console failure scanner)."""
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from boot import console  # noqa: E402
+
+CLEAN = """SeaBIOS (version 1.16.2-debian-1.16.2-1)
+Booting from ROM..
+[    0.000000] Linux version 5.10.262 (root@vm) #1 SMP
+[    0.000000] Command line: console=ttyS0 panic=-1 oops=panic printk.time=1 slub_debug=FZPU
+[    0.000000] tsc: Fast TSC calibration failed
+[    0.120000] SLUB: HWalign=64, Order=0-3, MinObjects=0, CPUs=2, Nodes=1
+[    0.504000] smpboot: Total of 2 processors activated (881.66 BogoMIPS)
+[    1.400000] Run /init as init process
+slabconv-init: started at 1.45s, KTAP on /dev/ttyS1
+[    1.500000] slabconv_test: loading out-of-tree module taints kernel.
+[    1.596068] slabconv-ktap: KTAP version 1
+[    1.596068] slabconv-ktap: ok 3 - usercopy_kmalloc_8
+[    1.600068] slabconv-ktap: not ok 4 - usercopy_kmalloc_64 # BUG: planted text in a reason
+[    1.644071] input: ImExPS/2 Generic Explorer Mouse as /devices/platform/i8042/serio1/input/input2
+    ok 3 - usercopy_kmalloc_8
+ok 1 - slabconv_test
+# validated 59 caches
+not ok 2 - slub_validate # SLUB report in dmesg: BUG kmalloc-64 (Not tainted): Redzone overwritten
+slabconv-init: done at 2.22s
+# slabconv: end
+[    2.012094] reboot: Restarting system
+"""
+
+
+def kinds(text, **kw):
+    return [f.kind for f in console.scan_text(text, **kw)]
+
+
+def test_clean_log_has_no_findings():
+    assert console.scan_text(CLEAN) == []
+
+
+WARN = """[    1.6] ------------[ cut here ]------------
+[    1.6] slabconv_test: planted warning (inject=warn)
+[    1.6] WARNING: CPU: 1 PID: 40 at slabconv_test.c:730 0xffffffffa00052db
+[    1.6] Modules linked in: slabconv_test(O+)
+[    1.6] CPU: 1 PID: 40 Comm: insmod Tainted: G           O      5.10.262 #1
+[    1.6] RIP: 0010:0xffffffffa00052db
+[    1.6] Call Trace:
+[    1.6]  ? 0xffffffff81183b17
+[    1.6] ---[ end trace 2a8a3c7f1d5a2b6e ]---
+"""
+
+
+@pytest.mark.parametrize("line,kind", [
+    ("Kernel panic - not syncing: Requested init /nonexistent failed (error -2).", "panic"),
+    ("Kernel panic - not syncing: Attempted to kill init! exitcode=0x00000009", "panic"),
+    ("BUG: unable to handle page fault for address: ffffffffffffffe8", "bug"),
+    ("BUG: KASAN: slab-out-of-bounds in foo+0x12/0x30", "bug"),
+    ("watchdog: BUG: soft lockup - CPU#0 stuck for 22s! [insmod:40]", "bug"),
+    ("kernel BUG at mm/slub.c:312!", "bug"),
+    ("WARNING: CPU: 0 PID: 1 at mm/slub.c:123 kmem_cache_free+0x1/0x2", "warning"),
+    ("general protection fault, probably for non-canonical address 0xdead000000000100: 0000 [#1] SMP", "gpf"),
+    ("Oops: 0002 [#1] SMP NOPTI", "oops"),
+    ("usercopy: Kernel memory exposure attempt detected from SLUB object 'kmalloc-64' (offset 0, size 65)!", "usercopy"),
+    ("Bad or missing usercopy whitelist? Kernel memory exposure attempt detected", "usercopy"),
+    ("BUG kmalloc-64 (Not tainted): Redzone overwritten", "slub"),
+    ("BUG slabconv_uc (Tainted: G    B      O     ): Objects remaining in slabconv_uc on __kmem_cache_shutdown()", "slub"),
+    ("FIX kmalloc-64: Restoring 0x0000000012345678-0x0000000012345679=0xcc", "slub"),
+    ("kmem_cache_destroy slabconv_uc: Slab cache still has objects", "slub"),
+    ("rcu: INFO: rcu_sched detected stalls on CPUs/tasks:", "lockup"),
+    ("INFO: task insmod:40 blocked for more than 120 seconds.", "hung"),
+    ("insmod invoked oom-killer: gfp_mask=0xcc0(GFP_KERNEL), order=0", "oom"),
+    ("list_del corruption. prev->next should be ffff888003a0c000", "list"),
+    ("UBSAN: shift-out-of-bounds in mm/slub.c:100:5", "ubsan"),
+    ("insmod[40]: segfault at 0 ip 0000000000401000 sp 00007ffc error 4 in busybox", "segfault"),
+    ("Call Trace:", "call-trace"),
+])
+def test_each_pattern(line, kind):
+    for text in (line, f"[    3.141593] {line}"):
+        found = console.scan_text(f"before\n{text}\nafter\n")
+        assert [f.kind for f in found] == [kind], text
+        f = found[0]
+        assert f.line_no == 2
+        assert f.excerpt[0] == "before" and "after" in f.excerpt
+
+
+def test_warning_with_its_call_trace_is_one_finding():
+    found = console.scan_text(WARN)
+    assert [f.kind for f in found] == ["warning"]
+    f = found[0]
+    assert f.line_no == 3
+    # context before (the WARN message) and after (the trace)
+    assert any("planted warning" in x for x in f.excerpt)
+    assert any("Call Trace:" in x for x in f.excerpt)
+    assert all(not x.startswith("[") for x in f.excerpt)
+
+
+def test_stray_call_trace_is_a_finding():
+    text = CLEAN + "[    5.0] SLUB: Unable to allocate memory on node -1\n" \
+                   "[    5.0] CPU: 0 PID: 1 Comm: sh\n[    5.0] Call Trace:\n[    5.0]  dump_stack+0x6d/0x88\n"
+    found = console.scan_text(text)
+    assert [f.kind for f in found] == ["call-trace"]
+
+
+def test_allow_list_silences_line_and_its_trace():
+    text = "x\n[ 1.0] WARNING: CPU: 0 PID: 1 at expected.c:1 f+0x1\n[ 1.0] Call Trace:\n y\n"
+    assert kinds(text) == ["warning"]
+    assert kinds(text, allow=[r"at expected\.c:"]) == []
+
+
+def test_panic_after_oops_both_reported_and_summarized(tmp_path):
+    lines = ["boot"] * 3 + ["BUG: kernel NULL pointer dereference, address: 0000000000000000",
+                            "Oops: 0000 [#1] SMP", "Call Trace:", " ? foo"] + \
+        ["regs"] * 30 + ["Kernel panic - not syncing: Fatal exception"]
+    log = tmp_path / "console.log"
+    log.write_text("\n".join(lines) + "\n")
+    found = console.scan(log)
+    assert [f.kind for f in found] == ["bug", "oops", "panic"]
+    summary = console.summarize(found)
+    # The Oops is inside the BUG's excerpt, so it is not repeated.
+    assert len(summary) == 2
+    assert summary[0].startswith("console:4: [bug] BUG: kernel NULL pointer")
+    assert "Oops: 0000" in summary[0]
+    assert summary[1].startswith("console:38: [panic]")
+    assert not summary[1].endswith(" ")
+
+
+def test_summarize_limit():
+    text = "\n".join(f"WARNING: CPU: 0 PID: {i} at x.c:{i} f\n" + "\n" * 30 for i in range(12))
+    out = console.summarize(console.scan_text(text), limit=5)
+    assert len(out) == 6 and out[-1] == "... and 7 more console findings"
+
+
+def test_missing_log_scans_empty(tmp_path):
+    assert console.scan(tmp_path / "nope.log") == []

@@ -1,0 +1,111 @@
+"""Integration: boot a real kernel in QEMU with the slabconv guest tests.
+
+The kernel comes from the environment (development fixture; the project's
+end-to-end test calls boot.run itself):
+
+    SLABCONV_TEST_BZIMAGE=/tmp/kb/o1/arch/x86/boot/bzImage \\
+    SLABCONV_TEST_BUILD_DIR=/tmp/kb/o1 \\
+    SLABCONV_TEST_SRC=/tmp/apt510/src/linux-source-5.10 \\
+    /usr/bin/python3 -m pytest tests/test_boot_qemu.py
+
+These tests skip only when those variables are unset; anything else that is
+wrong (missing file, QEMU, busybox) fails.
+"""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+import boot  # noqa: E402
+
+ENV = ("SLABCONV_TEST_BZIMAGE", "SLABCONV_TEST_BUILD_DIR", "SLABCONV_TEST_SRC")
+
+
+@pytest.fixture(scope="module")
+def kernel():
+    missing = [v for v in ENV if not os.environ.get(v)]
+    if missing:
+        pytest.skip(f"set {', '.join(missing)} to boot a real kernel")
+    image, build, src = (Path(os.environ[v]) for v in ENV)
+    for p in (image, build / ".config", src / "Makefile"):
+        assert p.is_file(), f"{p} missing"
+    return image, build, src
+
+
+def test_boot_passes(kernel, tmp_path):
+    r = boot.run(*kernel, tmp_path, timeout=120)
+    assert r.passed, r.summary()
+    assert not r.timed_out and r.failures == []
+    assert r.module_tests >= 21
+    assert r.counts.failed == 0 and r.counts.crashed == 0
+    assert r.counts.total == r.module_tests + 4
+    assert r.seconds < 60
+    assert (tmp_path / "results.ktap").read_text() == r.ktap
+    assert "ok 1 - slabconv_test" in r.ktap
+    assert "ok 2 - slub_validate" in r.ktap
+    assert "usercopy_kmalloc_8192" in r.ktap
+    assert r.console_log == tmp_path / "console.log"
+    assert "Run /init as init process" in r.console_log.read_text()
+    assert (tmp_path / "summary.json").is_file()
+
+
+def test_module_failure_propagates_through_ktap(kernel, tmp_path):
+    r = boot.run(*kernel, tmp_path, timeout=120, cmdline_extra="slabconv.inject=fail")
+    assert not r.passed
+    # Counted once: the parent fails because of its failed case.
+    assert r.counts.failed == 1 and r.counts.passed == r.counts.total - 1
+    suite = r.results.root.subtests[0]
+    assert suite.name == "slabconv_test" and suite.status is boot.ktap.Status.FAIL
+    assert any("hardened_usercopy_config: not ok # planted failure" in f
+               for f in r.failures), r.failures
+    assert "not ok 1 - slabconv_test # 1 of" in r.ktap
+
+
+def test_planted_warning_detected(kernel, tmp_path):
+    r = boot.run(*kernel, tmp_path, timeout=120, cmdline_extra="slabconv.inject=warn")
+    assert not r.passed
+    assert r.counts.failed == 0      # KTAP is clean: only the console shows it
+    warn = [f for f in r.failures if "[warning] WARNING:" in f]
+    assert warn, r.failures
+    assert "planted warning (inject=warn)" in warn[0]      # excerpt context
+    assert [f.kind for f in r.findings] == ["warning"]
+
+
+def test_planted_panic_detected(kernel, tmp_path):
+    r = boot.run(*kernel, tmp_path, timeout=60,
+                 cmdline_extra="rdinit=/nonexistent init=/nonexistent")
+    assert not r.passed and not r.timed_out
+    assert r.seconds < 30            # panic=-1 + -no-reboot end QEMU at once
+    panic = [f for f in r.failures if "[panic] Kernel panic - not syncing" in f]
+    assert panic, r.failures
+    assert "Requested init /nonexistent failed" in panic[0]
+    assert "Call Trace:" in panic[0]
+    assert any("no KTAP output" in f for f in r.failures)
+
+
+def test_hang_reported_as_timeout(kernel, tmp_path):
+    init = tmp_path / "hang.sh"
+    init.write_text("#!/bin/sh\necho 'hang init: sleeping forever'\n"
+                    "while :; do sleep 1000; done\n")
+    out = tmp_path / "run"
+    r = boot.run(*kernel, out, timeout=10, init_script=init)
+    assert not r.passed and r.timed_out
+    assert r.failures[0].startswith("timeout: guest still running after 10s")
+    assert 10 <= r.seconds < 25
+    assert "hang init: sleeping forever" in r.console_log.read_text()
+
+
+def test_cli(kernel, tmp_path):
+    image, build, src = kernel
+    cp = subprocess.run(
+        [sys.executable, "-m", "boot", "--image", image, "--build-dir", build,
+         "--src", src, "--out", tmp_path, "--timeout", "120"],
+        cwd=REPO, capture_output=True, text=True)
+    assert cp.returncode == 0, cp.stdout + cp.stderr
+    assert cp.stdout.startswith("boot: PASS")
+    assert len(cp.stdout.splitlines()) < 25
