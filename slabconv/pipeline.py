@@ -1,5 +1,135 @@
-"""verify, boot, bench and all: the stages after regeneration."""
+"""The stages after regeneration: verify, boot, bench, and `all`.
+
+The series under test is always the written one (generated-patches/<v>/ for
+a packaged kernel): it is applied with `git am` to a fresh baseline work
+tree, so verify and boot prove the patches as a user receives them.
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import paths
+from .log import SlabconvError, info
+from .source import Source, resolve
+
+DEFAULT_CONFIG = "slub"
+
+
+@dataclass
+class Applied:
+    src: Source
+    tree: Path            # work tree with the series applied (HEAD)
+    baseline_id: str      # commit of the baseline
+    patches: list[Path]
+    touched: list[str]    # files the series changes
+
+
+def series_dir(src: Source, output: str | None = None) -> Path:
+    if output:
+        return Path(output).resolve()
+    if src.packaged:
+        return paths.GENERATED / src.version
+    return paths.cache_root() / "out" / src.source_id / "patches"
+
+
+def apply_series(src: Source, patches_dir: Path) -> Applied:
+    """A fresh baseline work tree with the series applied by `git am`."""
+    from regen.worktree import BASE_TAG, WorkTree, user_identity
+    patches = sorted(p for p in patches_dir.glob("[0-9][0-9][0-9][0-9]-*.patch")
+                     if not p.name.startswith("0000-"))
+    if not patches:
+        raise SlabconvError(f"no series in {patches_dir}: run `make regen` first", exit_code=2)
+    wt = WorkTree.prepare(src.tree, src.source_id, paths.cache_dir("work", src.version, src.source_id),
+                          user_identity(), "2021-10-04T14:45:48+01:00")
+    wt.git("checkout", "-q", "-f", "-B", "slabconv-applied", BASE_TAG)
+    info("apply", f"git am {len(patches)} patches from {patches_dir}")
+    cp = subprocess.run(["git", "-C", str(wt.path), "am", "-q", "--keep-cr", *map(str, patches)],
+                        capture_output=True, text=True)
+    if cp.returncode != 0:
+        subprocess.run(["git", "-C", str(wt.path), "am", "--abort"], capture_output=True)
+        raise SlabconvError(f"the series does not apply to {src.source_id}:\n{cp.stdout}{cp.stderr}")
+    base = wt.git("rev-parse", BASE_TAG).strip()
+    touched = wt.git("diff", "--name-only", f"{BASE_TAG}..HEAD").split()
+    return Applied(src, wt.path, base, patches, touched)
+
+
+def verify_applied(ap: Applied, config: str = DEFAULT_CONFIG):
+    import verify
+    sparse_files = [f for f in ap.touched if f.endswith(".c")]
+    r = verify.check_build(ap.src.tree, ap.tree, paths.cache_dir("build", ap.src.version),
+                           config=config, sparse_files=sparse_files,
+                           baseline_id=f"{ap.src.source_id}@{ap.baseline_id[:12]}")
+    print(r.summary)
+    return r
+
+
+def boot_verified(vr, run_name: str = "patched"):
+    import boot
+    out = paths.cache_dir("boot", "runs", run_name)
+    b = vr.patched
+    res = boot.run(b.image, vr.patched_out, vr.patched_src, out)
+    print(res.summary())
+    return res
+
+
+def _src(args) -> Source:
+    return resolve(args.kernel, args.tree, args.deb_version)
+
+
+def cmd_verify(args) -> int:
+    src = _src(args)
+    ap = apply_series(src, series_dir(src, args.output))
+    return 0 if verify_applied(ap, args.config).ok else 1
+
+
+def cmd_boot(args) -> int:
+    src = _src(args)
+    ap = apply_series(src, series_dir(src, args.output))
+    vr = verify_applied(ap, args.config)
+    if vr.patched is None or not vr.patched.ok:
+        raise SlabconvError("the patched kernel does not build; nothing to boot")
+    return 0 if boot_verified(vr).passed else 1
+
+
+def cmd_all(args) -> int:
+    from .cli import do_regen
+    t0 = time.monotonic()
+    src, regen = do_regen(args)
+    ap = apply_series(src, regen.output)
+    vr = verify_applied(ap, args.config)
+    ok = vr.ok
+    bres = None
+    if vr.patched is not None and vr.patched.ok:
+        bres = boot_verified(vr)
+        ok = ok and bres.passed
+    report = {
+        "kernel": src.version, "source": src.source_id, "ok": ok,
+        "regen_seconds": round(regen.seconds, 2), "patches": len(ap.patches),
+        "verify": {"ok": vr.ok, "problems": vr.problems},
+        "boot": None if bres is None else {"passed": bres.passed, "seconds": round(bres.seconds, 1),
+                                           "counts": str(bres.counts)},
+        "seconds": round(time.monotonic() - t0, 1),
+    }
+    out = paths.cache_dir("runs") / f"all-{src.version}.json"
+    out.write_text(json.dumps(report, indent=2))
+    info("all", f"{'PASS' if ok else 'FAIL'}: {len(ap.patches)} patches regenerated, "
+                f"verified and booted in {report['seconds']}s (report: {out})")
+    return 0 if ok else 1
 
 
 def add_commands(sub, common) -> None:
-    pass
+    from report import bench
+    for name, func, help_ in (
+            ("verify", cmd_verify, "apply the series, build baseline and patched, gate on new warnings"),
+            ("boot", cmd_boot, "build and boot the patched kernel with the in-guest tests"),
+            ("all", cmd_all, "regen, verify and boot (the main job)"),
+            ("bench", bench.cmd_bench, "time regeneration, build and boot")):
+        p = sub.add_parser(name, help=help_)
+        common(p)
+        p.add_argument("--config", default=DEFAULT_CONFIG, help="kernel config (verify/configs)")
+        p.add_argument("--output", "-o", default=None, help="the series directory")
+        p.set_defaults(func=func)

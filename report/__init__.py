@@ -1,0 +1,1 @@
+"""report: figures and summaries of runs (bench)."""

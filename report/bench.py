@@ -1,0 +1,72 @@
+"""make bench: regeneration time (whole series and per entry), build time, boot time."""
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+from slabconv import paths
+from slabconv.log import info
+
+
+def _regen_once(src):
+    from regen import series, worktree
+    out = Path(tempfile.mkdtemp(prefix="bench-regen-"))
+    try:
+        return series.regenerate(src.tree, src.source_id, version=src.version,
+                                 output=out / "series", identity=worktree.user_identity())
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+
+
+def cmd_bench(args) -> int:
+    from slabconv import pipeline
+    import verify
+    src = pipeline._src(args)
+    figures: dict = {"kernel": src.version, "source": src.source_id}
+
+    _regen_once(src)                          # warm-up: the baseline work tree exists after it
+    runs = [_regen_once(src) for _ in range(3)]
+    best = min(runs, key=lambda r: r.seconds)
+    figures["regen_seconds"] = [round(r.seconds, 2) for r in runs]
+    figures["regen_entries"] = {e.subject: round(e.seconds, 2) for e in best.entries}
+
+    ap = pipeline.apply_series(src, pipeline.series_dir(src, args.output))
+    vr = pipeline.verify_applied(ap, args.config)
+    figures["verify_build_seconds"] = {
+        "baseline": round(vr.baseline.seconds, 1), "baseline_reused": vr.baseline_reused,
+        "patched_incremental": round(vr.patched.seconds, 1) if vr.patched else None}
+
+    info("bench", "full build of the patched tree in a fresh O= directory, without ccache")
+    with tempfile.TemporaryDirectory(prefix="bench-build-", dir=paths.cache_dir("build")) as o:
+        verify.kconfig.configure_named(ap.tree, Path(o), args.config)
+        t0 = time.monotonic()
+        full = verify.kbuild.build(ap.tree, Path(o), use_ccache=False, label="bench")
+        figures["full_build_seconds"] = round(time.monotonic() - t0, 1)
+        figures["full_build_ok"] = full.ok
+
+    if vr.patched is not None and vr.patched.ok:
+        b = pipeline.boot_verified(vr, "bench")
+        figures["boot_seconds"] = round(b.seconds, 1)
+        figures["boot_passed"] = b.passed
+        figures["boot_accel"] = b.accel
+
+    print("\nslabconv bench (Linux %s, %s)" % (src.version, src.source_id))
+    print(f"  regeneration, whole series: best {min(figures['regen_seconds']):.2f}s "
+          f"of {figures['regen_seconds']} (baseline work tree cached)")
+    for subj, s in figures["regen_entries"].items():
+        print(f"    {s:6.2f}s  {subj}")
+    vb = figures["verify_build_seconds"]
+    print(f"  build (verify): baseline {vb['baseline']}s{' (reused)' if vb['baseline_reused'] else ''}, "
+          f"patched incremental {vb['patched_incremental']}s")
+    print(f"  build (full, no ccache, -j2): {figures['full_build_seconds']}s "
+          f"({'ok' if figures['full_build_ok'] else 'FAILED'})")
+    if "boot_seconds" in figures:
+        print(f"  boot + in-guest tests: {figures['boot_seconds']}s under {figures['boot_accel']} "
+              f"({'pass' if figures['boot_passed'] else 'FAIL'})")
+    out = paths.cache_dir("runs") / f"bench-{src.version}.json"
+    out.write_text(json.dumps(figures, indent=2))
+    print(f"  figures: {out}")
+    return 0
