@@ -7,7 +7,6 @@ tree, so verify and boot prove the patches as a user receives them.
 from __future__ import annotations
 
 import json
-import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,11 +46,11 @@ def apply_series(src: Source, patches_dir: Path) -> Applied:
                           user_identity(), "2021-10-04T14:45:48+01:00")
     wt.git("checkout", "-q", "-f", "-B", "slabconv-applied", BASE_TAG)
     info("apply", f"git am {len(patches)} patches from {patches_dir}")
-    cp = subprocess.run(["git", "-C", str(wt.path), "am", "-q", "--keep-cr", *map(str, patches)],
-                        capture_output=True, text=True)
-    if cp.returncode != 0:
-        subprocess.run(["git", "-C", str(wt.path), "am", "--abort"], capture_output=True)
-        raise SlabconvError(f"the series does not apply to {src.source_id}:\n{cp.stdout}{cp.stderr}")
+    try:
+        wt.git("am", "-q", "--keep-cr", *map(str, patches))
+    except SlabconvError as e:
+        wt.git("am", "--abort", check=False)
+        raise SlabconvError(f"the series in {patches_dir} does not apply to {src.source_id}:\n{e}")
     base = wt.git("rev-parse", BASE_TAG).strip()
     touched = wt.git("diff", "--name-only", f"{BASE_TAG}..HEAD").split()
     return Applied(src, wt.path, base, patches, touched)
