@@ -10,13 +10,15 @@ value the fragments ask for is checked against out/.config and a
 SlabconvError names the options that did not stick.
 
 A stamp (out/.slabconv-config.json) records the digest of the inputs: calling
-configure() again with the same fragments on the same tree is a no-op, which
-keeps .config's timestamp and therefore the build in `out` incremental.
+configure() again with the same fragments is a no-op (only the check runs),
+which keeps .config's timestamp and therefore the build in `out` incremental.
+Reconfiguring a directory that configure() set up for other fragments empties
+it first.
 """
 import hashlib
 import json
-import os
 import re
+import shutil
 from pathlib import Path
 
 from slabconv import log
@@ -130,14 +132,26 @@ def configure(src, out, fragments, arch="x86_64", *, force=False) -> Path:
     dotconfig = out / ".config"
     stamp = out / STAMP
 
-    if not force and dotconfig.is_file() and stamp.is_file():
+    old = {}
+    if stamp.is_file():
         try:
             old = json.loads(stamp.read_text())
         except ValueError:
             old = {}
-        if old.get("digest") == digest and old.get("src") == str(src):
-            _check(requested, dotconfig, fragments)
-            return dotconfig
+    if not force and dotconfig.is_file() and old.get("digest") == digest:
+        # Same inputs: keep .config (and its timestamp).  A changed Kconfig
+        # in the tree is picked up by Kbuild's own syncconfig.
+        _check(requested, dotconfig, fragments)
+        return dotconfig
+    if old.get("digest") and old.get("digest") != digest:
+        # An O= dir configured by us for other fragments: start afresh, so
+        # that objects (and their diagnostics) of the old config do not linger.
+        log.info("verify", f"{out}: configuration changed, emptying the build directory")
+        for entry in out.iterdir():
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry)
+            else:
+                entry.unlink()
 
     log.info("verify", f"configuring {out.name}: tinyconfig + "
              f"{' + '.join(p.stem for p in paths)} (ARCH={arch})")
