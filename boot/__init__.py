@@ -97,6 +97,8 @@ def run(kernel_image, build_dir, src_dir, out_dir, *, arch: str = "x86_64",
     if not kernel_image.is_file():
         raise SlabconvError(f"kernel image {kernel_image} not found", exit_code=2)
     out_dir.mkdir(parents=True, exist_ok=True)
+    for stale in ("results.ktap", "summary.json", "module-build.log"):
+        (out_dir / stale).unlink(missing_ok=True)
     t0 = time.monotonic()
 
     mods = []

@@ -45,6 +45,9 @@ PATTERNS: list[tuple[str, re.Pattern]] = [(k, re.compile(r)) for k, r in [
 OURS = re.compile(r"^\s*(?:slabconv-(?:ktap|init): |(?:not )?ok \d+\b|#)")
 # How far after a report line its Call Trace may appear and still belong to it.
 TRACE_WINDOW = 60
+# A kernel line that landed in the middle of a line user space was writing
+# to the console (shared by printk and the guest init) starts a new segment.
+MIDLINE_TS = re.compile(r"(?<=\S)(?=\[\s*\d+\.\d+\] )")
 
 
 @dataclass
@@ -71,7 +74,7 @@ def scan_lines(lines: list[str], *, before: int = 3, after: int = 16,
     clean = [clean_line(x) for x in lines]
     found: list[Finding] = []
     last_report = -10 ** 9      # index of the last report or allowed line
-    for i, line in enumerate(clean):
+    for i, line, in _segments(lines):
         if not line.strip() or OURS.match(line):
             continue
         if any(a.search(line) for a in allow_re):
@@ -90,6 +93,14 @@ def scan_lines(lines: list[str], *, before: int = 3, after: int = 16,
             hi -= 1
         found.append(Finding(kind, i + 1, line, clean[lo:hi], hi))
     return found
+
+
+def _segments(lines: list[str]):
+    """(index, cleaned text) for each line, split where a timestamped kernel
+    message starts in the middle of a line."""
+    for i, raw in enumerate(lines):
+        for part in MIDLINE_TS.split(raw):
+            yield i, clean_line(part)
 
 
 def scan_text(text: str, **kw) -> list[Finding]:

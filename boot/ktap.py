@@ -205,7 +205,6 @@ class _Parser:
     def __init__(self, lines: list[str]):
         self.items = [(i, b) for i, b in map(_indent, lines) if b and _is_ktap(b)]
         self.pos = 0
-        self.errors: list[str] = []
 
     def peek(self):
         return self.items[self.pos] if self.pos < len(self.items) else None
@@ -226,6 +225,10 @@ class _Parser:
                 if m:
                     self.pos += 1
                     _apply_result(child, m)
+                elif not child.has_document:
+                    # Stray indented diagnostics, not a subtest.
+                    doc.diagnostics += child.diagnostics
+                    continue
                 else:
                     child.status = Status.CRASHED
                     child.number = len(doc.subtests) + 1

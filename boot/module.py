@@ -57,6 +57,13 @@ def build(src_dir: Path, build_dir: Path, *, arch: str = "x86_64",
     if not (build_dir / ".config").is_file():
         raise SlabconvError(f"{build_dir} has no .config (not a kernel build "
                             "directory?)", exit_code=2)
+    config = (build_dir / ".config").read_text(errors="replace")
+    if "\nCONFIG_MODULES=y" not in "\n" + config:
+        raise SlabconvError(f"{build_dir}/.config lacks CONFIG_MODULES=y: the boot "
+                            "tests load a module", exit_code=2)
+    if "\nCONFIG_HARDENED_USERCOPY=y" not in "\n" + config:
+        info("boot", "CONFIG_HARDENED_USERCOPY is not set: usercopy cases run "
+                     "without the hardened checks")
     if not (build_dir / "scripts" / "mod").is_dir():
         raise SlabconvError(f"{build_dir}: run 'make modules_prepare' (or a full "
                             "build) there first", exit_code=2)

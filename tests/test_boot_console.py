@@ -132,5 +132,14 @@ def test_summarize_limit():
     assert len(out) == 6 and out[-1] == "... and 7 more console findings"
 
 
+def test_kernel_message_inside_a_mirrored_ktap_line():
+    # init's echo and printk share the console: a WARNING that lands in the
+    # middle of our own line must still be found.
+    text = "    ok 3 - usercopy_kmalloc_8[    1.6] WARNING: CPU: 0 PID: 1 at x.c:1 f\n"
+    found = console.scan_text(text)
+    assert [f.kind for f in found] == ["warning"]
+    assert found[0].line.startswith("WARNING: CPU: 0")
+
+
 def test_missing_log_scans_empty(tmp_path):
     assert console.scan(tmp_path / "nope.log") == []

@@ -192,6 +192,13 @@ def test_second_document_is_ignored():
     assert len(r.root.subtests) == 1
 
 
+def test_indented_diagnostics_are_not_subtests():
+    r = ktap.parse("KTAP version 1\n1..1\n    # note before\nok 1 - a\n    # trailing note\n")
+    assert r.ok, r.errors
+    assert len(r.root.subtests) == 1
+    assert "trailing note" in r.root.diagnostics
+
+
 def test_write_and_render(tmp_path):
     text = ("KTAP version 1\n1..2\n    KTAP version 1\n    1..2\n    ok 1 - a\n"
             "    not ok 2 - b # bad\nnot ok 1 - suite # 1 of 2 failed\nok 2 - other\n")

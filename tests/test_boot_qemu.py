@@ -23,6 +23,8 @@ sys.path.insert(0, str(REPO))
 
 import boot  # noqa: E402
 
+pytestmark = pytest.mark.slow
+
 ENV = ("SLABCONV_TEST_BZIMAGE", "SLABCONV_TEST_BUILD_DIR", "SLABCONV_TEST_SRC")
 
 
@@ -74,6 +76,19 @@ def test_planted_warning_detected(kernel, tmp_path):
     assert warn, r.failures
     assert "planted warning (inject=warn)" in warn[0]      # excerpt context
     assert [f.kind for f in r.findings] == ["warning"]
+
+
+def test_planted_slab_corruption_caught_by_validate(kernel, tmp_path):
+    r = boot.run(*kernel, tmp_path, timeout=120, cmdline_extra="slabconv.inject=redzone")
+    assert not r.passed
+    by_name = {t.name: t for t in r.results.root.subtests}
+    assert by_name["slabconv_test"].status is boot.ktap.Status.PASS
+    v = by_name["slub_validate"]
+    assert v.status is boot.ktap.Status.FAIL
+    assert "Redzone overwritten" in v.directive and "slabconv_uc" in v.directive
+    assert by_name["module_unload"].status is boot.ktap.Status.PASS   # repaired
+    assert "slub" in [f.kind for f in r.findings]
+    assert any("[slub] BUG slabconv_uc" in f for f in r.failures)
 
 
 def test_planted_panic_detected(kernel, tmp_path):

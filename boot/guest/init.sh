@@ -16,11 +16,13 @@
 #                            /sys/kernel/slab, held objects counted
 #   4 memcg_slab_accounting  SLAB_ACCOUNT objects held by the module are
 #                            charged to the memcg insmod ran in
-#   5 module_unload          rmmod destroys the module's caches cleanly
+#   5 module_unload          rmmod destroys the module's caches cleanly (no
+#                            SLUB report newer than those of test 2)
 #
 # Kernel command line knobs (read from /proc/cmdline):
 #   slabconv.inject=X      passed to the module: warn plants a WARNING,
-#                          fail makes module case 1 fail
+#                          fail makes module case 1 fail, redzone plants a
+#                          red zone overwrite that test 2 must report
 #   slabconv.mode=probe    print "slabconv-init: probe ok" and reboot at once
 # Ends with "# slabconv: end" on the KTAP channel, then reboot -f (QEMU runs
 # with -no-reboot, so the guest reset ends QEMU).
@@ -81,8 +83,10 @@ if mount -t cgroup2 none /sys/fs/cgroup 2>/dev/null &&
 	CG=/sys/fs/cgroup/slabconv
 fi
 
-slub_errors() {
-	dmesg | grep -v 'slabconv-ktap: ' | grep -E "$SLUB_ERR" | head -n 1
+# SLUB reports in dmesg after the first $1 (default 0), timestamps dropped.
+slub_reports() {
+	dmesg | grep -v 'slabconv-ktap: ' | grep -E "$SLUB_ERR" |
+		sed 's/^\[[ 0-9.]*\] //' | tail -n +$((${1:-0} + 1))
 }
 
 ktap "KTAP version 1"
@@ -125,6 +129,7 @@ if [ -z "$R1" ]; then ktap "ok 1 - slabconv_test"; else ktap "not ok 1 - slabcon
 # ---- 2: SLUB validate on every cache ----------------------------------------
 R2=""
 N=0
+SEEN=0
 BAD=""
 if [ -d /sys/kernel/slab ]; then
 	for d in /sys/kernel/slab/*; do
@@ -136,7 +141,8 @@ if [ -d /sys/kernel/slab ]; then
 			BAD="$BAD ${d##*/}"
 		fi
 	done
-	ERR=$(slub_errors)
+	ERR=$(slub_reports | head -n 1)
+	SEEN=$(slub_reports | wc -l)
 	if [ -n "$BAD" ]; then
 		R2="validate write failed for:$BAD"
 	elif [ -n "$ERR" ]; then
@@ -205,7 +211,8 @@ else
 	elif grep -q '^slabconv_uc ' /proc/slabinfo; then
 		R5="slabconv_uc still in /proc/slabinfo after rmmod"
 	else
-		ERR=$(slub_errors)
+		# Only reports that are new since test 2.
+		ERR=$(slub_reports "$SEEN" | head -n 1)
 		[ -n "$ERR" ] && R5="SLUB report in dmesg: $ERR"
 	fi
 	if [ -z "$R5" ]; then ktap "ok 5 - module_unload"; else ktap "not ok 5 - module_unload # $R5"; fi

@@ -34,11 +34,18 @@
 #include <linux/uaccess.h>
 #include <linux/version.h>
 #include <linux/workqueue.h>
+#if defined(CONFIG_SLUB) && defined(__has_include)
+#if __has_include(<linux/slub_def.h>)
+#include <linux/slub_def.h>	/* struct kmem_cache: flags (inject=redzone) */
+#define HAVE_KMEM_CACHE_FLAGS 1
+#endif
+#endif
 
 static char *inject = "";
 module_param(inject, charp, 0444);
 MODULE_PARM_DESC(inject, "plant a failure for the host-side detector tests: "
-		 "'warn' (a WARNING after the cases), 'fail' (case 1 fails)");
+		 "'warn' (a WARNING after the cases), 'fail' (case 1 fails), "
+		 "'redzone' (overwrite a red zone byte of a held object; needs slub_debug=Z)");
 
 static unsigned int hold_kb = 1024;
 module_param(hold_kb, uint, 0444);
@@ -70,6 +77,7 @@ static struct kmem_cache *uc_cache;	/* whitelist [128, 384) of 512 */
 static struct kmem_cache *acct_cache;	/* SLAB_ACCOUNT, whole object whitelisted */
 static void **hold;
 static unsigned int hold_nr;
+static void *planted;		/* inject=redzone victim, freed at rmmod */
 
 static noinline size_t opaque(size_t n)
 {
@@ -665,9 +673,36 @@ static void hold_objects(void)
 	pr_info("# held %u accounted objects of %u bytes\n", hold_nr, ACCT_OBJ);
 }
 
+/*
+ * inject=redzone: write the first byte of the right red zone of an object
+ * that stays allocated, so that SLUB validate (init test 2) reports
+ * "Redzone overwritten" (and repairs it).  Only with SLAB_RED_ZONE: without
+ * red zones the byte would belong to the neighbouring object.
+ */
+static void plant_redzone(void)
+{
+#ifdef HAVE_KMEM_CACHE_FLAGS
+	if (!uc_cache || !(uc_cache->flags & SLAB_RED_ZONE)) {
+		pr_info("# inject=redzone ignored: slabconv_uc has no red zone (slub_debug=Z)\n");
+		return;
+	}
+	planted = kmem_cache_alloc(uc_cache, GFP_KERNEL);
+	if (!planted)
+		return;
+	((u8 *)planted)[opaque(UC_OBJ)] = 0x42;
+	pr_info("# inject=redzone: overwrote the red zone after a slabconv_uc object\n");
+#else
+	pr_info("# inject=redzone unsupported on this kernel\n");
+#endif
+}
+
 static void release_objects(void)
 {
 	unsigned int i;
+
+	if (planted)
+		kmem_cache_free(uc_cache, planted);
+	planted = NULL;
 
 	for (i = 0; i < hold_nr; i++)
 		kmem_cache_free(acct_cache, hold[i]);
@@ -729,6 +764,8 @@ static int __init slabconv_test_init(void)
 	ubuf = 0;
 	hold_objects();
 
+	if (!strcmp(inject, "redzone"))
+		plant_redzone();
 	if (!strcmp(inject, "warn"))
 		WARN(1, "slabconv_test: planted warning (inject=warn)\n");
 	return 0;
