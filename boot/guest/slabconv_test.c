@@ -545,80 +545,90 @@ static enum result t_kzalloc_zeroed(struct ctx *c)
 	return r;
 }
 
-/* Free on another CPU than the one that allocated (SLUB remote free path). */
+/*
+ * Allocate on one CPU and free on another (SLUB's remote free path), both
+ * pinned with work_on_cpu(); then the freed objects must be reusable.
+ */
 #define NREMOTE 256
-struct remote_free {
+struct remote {
 	void **objs;
+	size_t size;
 	int cpu;
 };
 
-static long remote_free_fn(void *arg)
+static long remote_alloc_fn(void *arg)
 {
-	struct remote_free *rf = arg;
+	struct remote *rm = arg;
 	int i;
 
-	for (i = 0; i < NREMOTE; i++)
-		kfree(rf->objs[i]);
-	return raw_smp_processor_id() == rf->cpu ? 1 : 0;
+	for (i = 0; i < NREMOTE; i++) {
+		rm->objs[i] = kmalloc(rm->size, GFP_KERNEL);
+		if (!rm->objs[i])
+			return -ENOMEM;
+		memset(rm->objs[i], i & 0xff, rm->size);
+	}
+	return raw_smp_processor_id() == rm->cpu;
+}
+
+static long remote_free_fn(void *arg)
+{
+	struct remote *rm = arg;
+	int i;
+
+	for (i = 0; i < NREMOTE; i++) {
+		kfree(rm->objs[i]);
+		rm->objs[i] = NULL;
+	}
+	return raw_smp_processor_id() == rm->cpu;
 }
 
 static enum result t_kfree_remote_cpu(struct ctx *c)
 {
-	struct remote_free rf;
+	struct remote rm;
 	enum result r = PASS;
+	int cpu_a, cpu_b, round;
 	unsigned int i;
-	int here, round;
-	long on_cpu;
+	long ret;
 
 	if (num_online_cpus() < 2)
 		return SKIPPED(c, "needs 2 online CPUs");
-	rf.objs = kcalloc(NREMOTE, sizeof(void *), GFP_KERNEL);
-	if (!rf.objs)
+	cpu_a = cpumask_first(cpu_online_mask);
+	cpu_b = cpumask_any_but(cpu_online_mask, cpu_a);
+	if (cpu_b >= nr_cpu_ids)
+		return SKIPPED(c, "no second online CPU");
+	rm.objs = kcalloc(NREMOTE, sizeof(void *), GFP_KERNEL);
+	if (!rm.objs)
 		return FAILED(c, "kcalloc failed");
 	for (round = 0; round < 2 && r == PASS; round++) {
-		size_t size = round ? 512 : 64;
-
-		here = get_cpu();
-		put_cpu();
-		rf.cpu = cpumask_any_but(cpu_online_mask, here);
-		for (i = 0; i < NREMOTE; i++) {
-			rf.objs[i] = kmalloc(size, GFP_KERNEL);
-			if (!rf.objs[i]) {
-				r = FAILED(c, "kmalloc(%zu) failed", size);
-				break;
-			}
-			memset(rf.objs[i], i & 0xff, size);
-		}
+		rm.size = round ? 512 : 64;
+		rm.cpu = cpu_a;
+		ret = work_on_cpu(cpu_a, remote_alloc_fn, &rm);
+		if (ret != 1)
+			r = ret < 0 ? FAILED(c, "kmalloc(%zu) failed on CPU %d", rm.size, cpu_a)
+				    : FAILED(c, "allocation did not run on CPU %d", cpu_a);
 		for (i = 0; i < NREMOTE && r == PASS; i++)
-			if (not_byte(rf.objs[i], i & 0xff, size) >= 0)
+			if (not_byte(rm.objs[i], i & 0xff, rm.size) >= 0)
 				r = FAILED(c, "object #%u overwritten before the remote free", i);
-		if (r != PASS || rf.cpu >= nr_cpu_ids) {
-			for (i = 0; i < NREMOTE; i++)
-				kfree(rf.objs[i]);
-			if (r == PASS)
-				r = FAILED(c, "no other online CPU");
-			break;
-		}
-		on_cpu = work_on_cpu(rf.cpu, remote_free_fn, &rf);
-		if (on_cpu != 1)
-			r = FAILED(c, "free did not run on CPU %d", rf.cpu);
+		rm.cpu = cpu_b;
+		if (work_on_cpu(cpu_b, remote_free_fn, &rm) != 1 && r == PASS)
+			r = FAILED(c, "free did not run on CPU %d", cpu_b);
 		/* The freed objects must be reusable and independent. */
-		for (i = 0; i < NREMOTE; i++)
-			rf.objs[i] = NULL;
 		for (i = 0; i < NREMOTE && r == PASS; i++) {
-			rf.objs[i] = kmalloc(size, GFP_KERNEL);
-			if (!rf.objs[i])
-				r = FAILED(c, "kmalloc after remote free failed");
+			rm.objs[i] = kmalloc(rm.size, GFP_KERNEL);
+			if (!rm.objs[i])
+				r = FAILED(c, "kmalloc after the remote free failed");
 			else
-				memset(rf.objs[i], ~i & 0xff, size);
+				memset(rm.objs[i], ~i & 0xff, rm.size);
 		}
 		for (i = 0; i < NREMOTE && r == PASS; i++)
-			if (not_byte(rf.objs[i], ~i & 0xff, size) >= 0)
+			if (not_byte(rm.objs[i], ~i & 0xff, rm.size) >= 0)
 				r = FAILED(c, "reallocated object #%u overlaps another", i);
-		for (i = 0; i < NREMOTE; i++)
-			kfree(rf.objs[i]);
+		for (i = 0; i < NREMOTE; i++) {
+			kfree(rm.objs[i]);
+			rm.objs[i] = NULL;
+		}
 	}
-	kfree(rf.objs);
+	kfree(rm.objs);
 	return r;
 }
 
