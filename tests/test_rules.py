@@ -17,7 +17,7 @@ from regen import manifest
 REPO = Path(__file__).resolve().parent.parent
 COCCI = REPO / "cocci"
 RULES = sorted((COCCI / "rules").glob("*.cocci"))
-CASES = sorted((COCCI / "tests").glob("*/*.c"))
+CASES = sorted(c for c in (COCCI / "tests").glob("*/*.c") if c.parent.name != "anchors")
 
 
 def test_spatch_is_installed():
@@ -67,3 +67,16 @@ def test_every_rule_and_template_is_used_by_the_manifest():
         assert f"rules/{rule.name}" in used, f"{rule.name} is not used by cocci/series.toml"
     for t in (COCCI / "templates").glob("*.h"):
         assert f"templates/{t.name}" in used, f"{t.name} is not used by cocci/series.toml"
+
+
+@pytest.mark.parametrize("symbol,line", [
+    ("page", 2), ("slab_state", 6), ("page_to_nid", 11), ("compound_order", 15), ("nothere", None)])
+def test_anchor_rule_locates_declarations(symbol, line):
+    """cocci/anchors/definition.cocci (report mode) on cocci/tests/anchors/kinds.c."""
+    case = COCCI / "tests" / "anchors" / "kinds.c"
+    cp = subprocess.run(["spatch", "--sp-file", str(COCCI / "anchors" / "definition.cocci"),
+                         "-D", "report", "-D", f"anchor={symbol}", "--no-includes",
+                         "--very-quiet", str(case)], capture_output=True, text=True)
+    assert cp.returncode == 0, cp.stderr
+    found = [int(l.rsplit(":", 1)[1]) for l in cp.stdout.splitlines() if l.startswith("ANCHOR ")]
+    assert found == ([line] if line else [])
