@@ -27,6 +27,7 @@
 #include <linux/mm.h>
 #include <linux/mman.h>
 #include <linux/module.h>
+#include <linux/poison.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/smp.h>
@@ -34,12 +35,6 @@
 #include <linux/uaccess.h>
 #include <linux/version.h>
 #include <linux/workqueue.h>
-#if defined(CONFIG_SLUB) && defined(__has_include)
-#if __has_include(<linux/slub_def.h>)
-#include <linux/slub_def.h>	/* struct kmem_cache: flags (inject=redzone) */
-#define HAVE_KMEM_CACHE_FLAGS 1
-#endif
-#endif
 
 static char *inject = "";
 module_param(inject, charp, 0444);
@@ -686,24 +681,28 @@ static void hold_objects(void)
 /*
  * inject=redzone: write the first byte of the right red zone of an object
  * that stays allocated, so that SLUB validate (init test 2) reports
- * "Redzone overwritten" (and repairs it).  Only with SLAB_RED_ZONE: without
- * red zones the byte would belong to the neighbouring object.
+ * "Redzone overwritten" (and repairs it).  struct kmem_cache is private to
+ * mm/ since the struct slab series, so the red zone is recognised by its
+ * SLUB_RED_ACTIVE bytes; without red zones (no slub_debug=Z) the bytes after
+ * the object belong to someone else and nothing is written.
  */
 static void plant_redzone(void)
 {
-#ifdef HAVE_KMEM_CACHE_FLAGS
-	if (!uc_cache || !(uc_cache->flags & SLAB_RED_ZONE)) {
+	u8 *p;
+
+	if (!uc_cache)
+		return;
+	p = kmem_cache_alloc(uc_cache, GFP_KERNEL);
+	if (!p)
+		return;
+	if (memchr_inv(p + opaque(UC_OBJ), SLUB_RED_ACTIVE, sizeof(void *))) {
+		kmem_cache_free(uc_cache, p);
 		pr_info("# inject=redzone ignored: slabconv_uc has no red zone (slub_debug=Z)\n");
 		return;
 	}
-	planted = kmem_cache_alloc(uc_cache, GFP_KERNEL);
-	if (!planted)
-		return;
-	((u8 *)planted)[opaque(UC_OBJ)] = 0x42;
+	p[opaque(UC_OBJ)] = 0x42;
+	planted = p;
 	pr_info("# inject=redzone: overwrote the red zone after a slabconv_uc object\n");
-#else
-	pr_info("# inject=redzone unsupported on this kernel\n");
-#endif
 }
 
 static void release_objects(void)
