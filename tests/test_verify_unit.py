@@ -270,3 +270,16 @@ def test_tree_identity_changes(tmp_path):
     assert i1 == tree.identity(tmp_path) and i1.startswith("stat:")
     os.utime(tmp_path / "f", ns=(1, 1))
     assert tree.identity(tmp_path) != i1
+
+
+def test_collect_warnings_interleaved_log(tmp_path):
+    """-j2: another compiler's "In function" line precedes fair.c's warning in
+    the log; the per-object file is right, and the log adds nothing."""
+    out = tmp_path / "o"
+    (out / "k").mkdir(parents=True)
+    (out / "k/fair.o.diag-slabconv").write_text(
+        "../k/fair.c:8653:13: warning: 'u' defined but not used [-Wunused-function]\n")
+    log = ("  CC      mm/a.o\n  CC      k/fair.o\n../mm/a.c: In function 'f':\n"
+           "../k/fair.c:8653:13: warning: 'u' defined but not used [-Wunused-function]\n")
+    ws = kbuild.collect_warnings(tmp_path, out, log)
+    assert [(w.file, w.function) for w in ws] == [("k/fair.c", None)]

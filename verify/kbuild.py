@@ -207,7 +207,8 @@ def collect_warnings(src: Path, out: Path, log_text: str = "") -> list:
             continue
         if text.strip():
             captured.extend(W.parse_log(text, roots))
-    residual = W.new_warnings(captured, W.parse_log(log_text, roots)) if log_text else []
+    residual = W.new_warnings(captured, W.parse_log(log_text, roots),
+                              key=W.loose_key) if log_text else []
     return captured + residual
 
 

@@ -198,14 +198,23 @@ def parse_sparse(text: str, roots: Iterable = ()) -> list:
             if w.tool == "sparse"]
 
 
-def new_warnings(baseline: Iterable, patched: Iterable) -> list:
+def loose_key(w: CompilerWarning) -> tuple:
+    """.key without the function: for matching a parallel build's log, where
+    one compiler's "In function" context can precede another's warning."""
+    return w.key[:2] + w.key[3:]
+
+
+def new_warnings(baseline: Iterable, patched: Iterable, key=None) -> list:
     """Warnings of `patched` not accounted for by `baseline` (multiset
-    difference on .key); the patched occurrences are returned, in order."""
-    budget = Counter(w.key for w in baseline)
+    difference on .key, or on key(w)); the patched occurrences are returned,
+    in order."""
+    key = key or (lambda w: w.key)
+    budget = Counter(key(w) for w in baseline)
     new = []
     for w in patched:
-        if budget[w.key] > 0:
-            budget[w.key] -= 1
+        k = key(w)
+        if budget[k] > 0:
+            budget[k] -= 1
         else:
             new.append(w)
     return new
