@@ -29,6 +29,7 @@ sys.path.insert(0, str(REPO))
 
 from slabconv import paths  # noqa: E402
 from slabconv.log import SlabconvError  # noqa: E402
+from slabconv.proc import require_tool  # noqa: E402
 from verify import kbuild, kconfig, sparse, tree  # noqa: E402
 from verify import warnings as W  # noqa: E402
 
@@ -77,8 +78,7 @@ def plant(src: Path, pristine: Path) -> None:
 @pytest.fixture(scope="session")
 def work(tmp_path_factory):
     for tool, pkg in (("gcc", "gcc"), ("make", "make"), ("sparse", "sparse")):
-        from slabconv.proc import require_tool
-        require_tool(tool, pkg)
+        require_tool(tool, pkg)                 # missing: a failure, not a skip
     pristine = _pristine()
     assert (pristine / "mm/usercopy.c").is_file(), pristine
     root = tmp_path_factory.mktemp("verify-real")

@@ -15,6 +15,7 @@ scripts, objtool, modpost, ld).
 import os
 import re
 import shutil
+import signal
 import subprocess
 import threading
 import time
@@ -169,7 +170,8 @@ def run_make(cmd: list, *, env: dict, log_path: Path, label: str,
         try:
             proc = subprocess.Popen(list(map(str, cmd)), env=env, stdin=subprocess.DEVNULL,
                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                    text=True, errors="replace", bufsize=1)
+                                    text=True, errors="replace", bufsize=1,
+                                    start_new_session=True)   # so we can stop all of it
         except FileNotFoundError as e:
             raise SlabconvError(f"cannot run make: {e}", exit_code=3)
         t = threading.Thread(target=ticker, daemon=True)
@@ -181,7 +183,10 @@ def run_make(cmd: list, *, env: dict, log_path: Path, label: str,
                     count[0] += 1
             rc = proc.wait()
         except BaseException:
-            proc.kill()
+            try:
+                os.killpg(proc.pid, signal.SIGTERM)     # make and its compilers
+            except ProcessLookupError:
+                pass
             proc.wait()
             raise
         finally:
