@@ -15,7 +15,6 @@ scripts, objtool, modpost, ld).
 import os
 import re
 import shutil
-import signal
 import subprocess
 import threading
 import time
@@ -170,8 +169,7 @@ def run_make(cmd: list, *, env: dict, log_path: Path, label: str,
         try:
             proc = subprocess.Popen(list(map(str, cmd)), env=env, stdin=subprocess.DEVNULL,
                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                    text=True, errors="replace", bufsize=1,
-                                    start_new_session=True)   # so we can stop all of it
+                                    text=True, errors="replace", bufsize=1)
         except FileNotFoundError as e:
             raise SlabconvError(f"cannot run make: {e}", exit_code=3)
         t = threading.Thread(target=ticker, daemon=True)
@@ -183,11 +181,12 @@ def run_make(cmd: list, *, env: dict, log_path: Path, label: str,
                     count[0] += 1
             rc = proc.wait()
         except BaseException:
+            proc.terminate()        # make passes SIGTERM on to the compilers it runs
             try:
-                os.killpg(proc.pid, signal.SIGTERM)     # make and its compilers
-            except ProcessLookupError:
-                pass
-            proc.wait()
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
             raise
         finally:
             done.set()
