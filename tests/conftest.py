@@ -19,3 +19,17 @@ def cache(tmp_path, monkeypatch):
     d = tmp_path / "cache"
     monkeypatch.setenv("SLABCONV_CACHE", str(d))
     return d
+
+
+@pytest.fixture(scope="session")
+def patched_kernel():
+    """The committed 5.10 series applied with git am and built by verify
+    (baseline and patched, builds cached in the slabconv cache).  Returns the
+    VerifyResult; the e2e and boot integration tests share it."""
+    from slabconv import paths, pipeline
+    from slabconv.source import resolve
+    src = resolve(paths.DEFAULT_KERNEL, None)
+    ap = pipeline.apply_series(src, paths.GENERATED / paths.DEFAULT_KERNEL)
+    vr = pipeline.verify_applied(ap)
+    vr.applied = ap
+    return vr
