@@ -10,7 +10,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from slabconv.log import SlabconvError
+from slabconv.log import guarded
 
 from . import DEFAULT_SLUB_DEBUG, run
 
@@ -34,16 +34,14 @@ def main(argv=None) -> int:
                     help="replacement guest init script (debugging)")
     ap.add_argument("--no-module", action="store_true", help="boot without the test module")
     args = ap.parse_args(argv)
-    try:
+    def boot_and_report() -> int:
         r = run(args.image, args.build_dir, args.src, args.out, arch=args.arch,
                 timeout=args.timeout, cmdline_extra=args.append,
                 slub_debug=args.slub_debug or None, accel=args.accel,
                 init_script=args.init, with_module=not args.no_module)
-    except SlabconvError as e:
-        print(f"boot: {e}", file=sys.stderr)
-        return e.exit_code
-    print(r.summary())
-    return 0 if r.passed else 1
+        print(r.summary())
+        return 0 if r.passed else 1
+    return guarded(boot_and_report)
 
 
 if __name__ == "__main__":

@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from slabconv.log import SlabconvError, Timer, info
+from slabconv.log import SlabconvError, Timer, guarded, info
 
 from . import deb_versions, get_tree, offered_versions, suites
 
@@ -23,7 +23,7 @@ def main(argv: list[str] | None = None) -> int:
                          "version ('VERSION CANDIDATE SUITE'); with VERSION its Debian "
                          "versions, newest first, the candidate marked")
     args = ap.parse_args(argv)
-    try:
+    def fetch_and_print() -> int:
         if args.list:
             if args.version:
                 cand, versions = deb_versions(args.version)
@@ -45,12 +45,7 @@ def main(argv: list[str] | None = None) -> int:
         info("fetch", f"{tree.version} {tree.deb_version} ready in {t.elapsed:.1f}s")
         print(tree.path)
         return 0
-    except SlabconvError as e:
-        print(f"slabconv: error: {e}", file=sys.stderr)
-        return e.exit_code
-    except KeyboardInterrupt:
-        print("slabconv: error: interrupted", file=sys.stderr)
-        return 130
+    return guarded(fetch_and_print)
 
 
 if __name__ == "__main__":

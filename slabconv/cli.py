@@ -2,11 +2,10 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 from . import paths
-from .log import SlabconvError, info
+from .log import guarded, info
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -84,11 +83,4 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
-    try:
-        return args.func(args)
-    except SlabconvError as e:
-        print(f"slabconv: error: {e}", file=sys.stderr)
-        return e.exit_code
-    except KeyboardInterrupt:
-        print("slabconv: interrupted", file=sys.stderr)
-        return 130
+    return guarded(args.func, args)

@@ -31,3 +31,19 @@ class Timer:
     def __exit__(self, *exc):
         self.elapsed = time.monotonic() - self.start
         return False
+
+
+def guarded(func, *args, **kwargs) -> int:
+    """Call a command's body; turn SlabconvError and ^C into a message and an exit code.
+
+    Every command line (slabconv, python3 -m fetch/verify/boot) reports errors
+    the same way: one line `slabconv: error: ...` on stderr, no traceback.
+    """
+    try:
+        return func(*args, **kwargs)
+    except SlabconvError as e:
+        print(f"slabconv: error: {e}", file=sys.stderr)
+        return e.exit_code
+    except KeyboardInterrupt:
+        print("slabconv: error: interrupted", file=sys.stderr)
+        return 130

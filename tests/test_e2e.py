@@ -8,7 +8,6 @@ every in-guest test to pass.  Nothing here is skipped: a missing tool or
 kernel is a failure.
 """
 import filecmp
-from pathlib import Path
 
 import pytest
 

@@ -10,7 +10,7 @@ import json
 import sys
 from pathlib import Path
 
-from slabconv.log import SlabconvError
+from slabconv.log import guarded
 from slabconv.paths import cache_dir
 
 from . import check_build, kbuild, kconfig
@@ -39,23 +39,18 @@ def main(argv=None) -> int:
                          "of the baseline's")
     args = ap.parse_args(argv)
     files = [f for f in (s.strip() for s in args.sparse_files.split(",")) if f]
-    try:
+    def check_and_report() -> int:
         r = check_build(args.baseline, args.patched,
                         args.out_root or cache_dir("build", "verify"),
                         config=args.config, sparse_files=files, baseline_id=args.baseline_id,
                         jobs=args.jobs, incremental=not args.fresh,
                         targets=[t for t in (s.strip() for s in args.targets.split(",")) if t])
-    except SlabconvError as e:
-        print(f"[verify] error: {e}", file=sys.stderr)
-        return e.exit_code
-    except KeyboardInterrupt:
-        print("[verify] interrupted", file=sys.stderr)
-        return 130
-    if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(r.to_dict(), indent=1) + "\n")
-    print(r.summary)
-    return 0 if r.ok else 1
+        if args.json:
+            args.json.parent.mkdir(parents=True, exist_ok=True)
+            args.json.write_text(json.dumps(r.to_dict(), indent=1) + "\n")
+        print(r.summary)
+        return 0 if r.ok else 1
+    return guarded(check_and_report)
 
 
 if __name__ == "__main__":
