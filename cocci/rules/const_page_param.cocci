@@ -12,19 +12,19 @@ virtual patch
 
 @def depends on patch@
 identifier virtual.fn;
-identifier page;
+identifier pg;
 @@
  fn(...,
--struct page *page
-+const struct page *page
+-struct page *pg
++const struct page *pg
  ,...) {...}
 
 @proto depends on patch && !def@
 identifier virtual.fn;
-identifier page;
+identifier pg;
 type T;
 @@
  T fn(...,
--struct page *page
-+const struct page *page
+-struct page *pg
++const struct page *pg
  ,...);

@@ -17,7 +17,7 @@
 virtual patch
 
 @inline_nid depends on patch@
-identifier page, p;
+identifier pg, p;
 expression shift, mask;
 @@
 +static inline int pgflags_nid(unsigned long pgflags)
@@ -25,7 +25,7 @@ expression shift, mask;
 +	return (pgflags >> shift) & mask;
 +}
 +
- static inline int page_to_nid(const struct page *page)
+ static inline int page_to_nid(const struct page *pg)
  {
  ...
 -return (PF_POISONED_CHECK(p)->flags >> shift) & mask;
@@ -33,7 +33,7 @@ expression shift, mask;
  }
 
 @table_nid depends on patch@
-identifier page;
+identifier pg;
 expression table;
 @@
 +int pgflags_nid(unsigned long pgflags)
@@ -41,14 +41,14 @@ expression table;
 +	return table[pgflags_section(pgflags)];
 +}
 +
- int page_to_nid(const struct page *page)
+ int page_to_nid(const struct page *pg)
  {
--return table[pgflags_section(page->flags)];
-+return pgflags_nid(page->flags);
+-return table[pgflags_section(pg->flags)];
++return pgflags_nid(pg->flags);
  }
 
 @extern_nid depends on patch@
-identifier page;
+identifier pg;
 @@
 +extern int pgflags_nid(unsigned long pgflags);
- extern int page_to_nid(const struct page *page);
+ extern int page_to_nid(const struct page *pg);

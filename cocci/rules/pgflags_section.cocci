@@ -14,14 +14,14 @@
 virtual patch
 
 @def depends on patch@
-identifier page;
+identifier pg;
 type T;
 @@
--T page_to_section(const struct page *page)
+-T page_to_section(const struct page *pg)
 +T pgflags_section(unsigned long pgflags)
  {
  <...
--page->flags
+-pg->flags
 +pgflags
  ...>
  }

@@ -18,21 +18,21 @@ virtual patch
 
 @head depends on patch@
 identifier virtual.fn;
-identifier page;
+identifier pg;
 expression E;
 @@
  fn(...)
  {
  ...
- struct page *page;
+ struct page *pg;
  ...
- page = compound_head(E);
+ pg = compound_head(E);
  ...
  }
 
 @depends on head@
 identifier virtual.fn, virtual.callee;
-identifier head.page;
+identifier head.pg;
 expression E;
 identifier F = {flags, slab_list, next, pages, pobjects, rcu_head, slab_cache, freelist,
                 s_mem, counters, inuse, objects, frozen, active, units};
@@ -40,25 +40,25 @@ identifier F = {flags, slab_list, next, pages, pobjects, rcu_head, slab_cache, f
  fn(...)
  {
  ...
--struct page *page;
+-struct page *pg;
 +struct slab *slab;
  <...
 (
--page = compound_head(E)
+-pg = compound_head(E)
 +slab = page_slab(E)
 |
--PageSlab(page)
+-PageSlab(pg)
 +slab_test_cache(slab)
 |
  callee(...,
--page
+-pg
 +slab
  ,...)
 |
--page->F
+-pg->F
 +slab->F
 |
--page
+-pg
 +slab_page(slab)
 )
  ...>

@@ -23,24 +23,24 @@ virtual const_slab
 
 @body depends on patch@
 identifier virtual.fn;
-identifier page;
+identifier pg;
 identifier F = {flags, slab_list, next, pages, pobjects, rcu_head, slab_cache, freelist,
                 s_mem, counters, inuse, objects, frozen, active, units};
 @@
- fn(..., struct page *page, ...)
+ fn(..., struct page *pg, ...)
  {
  <...
 (
--page->F
+-pg->F
 +slab->F
 |
--page_address(page)
+-page_address(pg)
 +slab_address(slab)
 |
--page_to_nid(page)
+-page_to_nid(pg)
 +slab_nid(slab)
 |
--page
+-pg
 +slab_page(slab)
 )
  ...>
@@ -48,38 +48,38 @@ identifier F = {flags, slab_list, next, pages, pobjects, rcu_head, slab_cache, f
 
 @param depends on patch && !const_slab@
 identifier virtual.fn;
-identifier page;
+identifier pg;
 @@
  fn(...,
--struct page *page
+-struct page *pg
 +struct slab *slab
  ,...) {...}
 
 @cparam depends on patch && const_slab@
 identifier virtual.fn;
-identifier page;
+identifier pg;
 @@
  fn(...,
--struct page *page
+-struct page *pg
 +const struct slab *slab
  ,...) {...}
 
 @proto depends on patch && !const_slab && !param@
 identifier virtual.fn;
-identifier page;
+identifier pg;
 type T;
 @@
  T fn(...,
--struct page *page
+-struct page *pg
 +struct slab *slab
  ,...);
 
 @cproto depends on patch && const_slab && !cparam@
 identifier virtual.fn;
-identifier page;
+identifier pg;
 type T;
 @@
  T fn(...,
--struct page *page
+-struct page *pg
 +const struct slab *slab
  ,...);
