@@ -28,7 +28,7 @@ BUSYBOX = "/bin/busybox"
 APPLETS = (
     "sh", "ash", "cat", "cut", "dmesg", "echo", "grep", "head", "insmod",
     "lsmod", "ls", "mkdir", "mount", "poweroff", "reboot", "rmmod", "sed",
-    "sleep", "stty", "sync", "tail", "tr", "umount", "uname", "wc", "test", "[",
+    "sleep", "usleep", "stty", "sync", "tail", "tr", "umount", "uname", "wc", "test", "[",
 )
 FORMAT_VERSION = "1"   # bump when the archive layout changes
 

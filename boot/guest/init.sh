@@ -135,6 +135,12 @@ if [ -d /sys/kernel/slab ]; then
 	for d in /sys/kernel/slab/*; do
 		[ -L "$d" ] && continue
 		[ -e "$d/validate" ] || continue
+		# 5.10's sysfs validate races with objects freed concurrently (fixed
+		# upstream in 5.17 by "mm/slub: restrict sysfs validation to debug
+		# caches and make it safe"): the file closed by the previous write is
+		# freed by RCU and can look like a corrupt filp object.  Let that
+		# free happen before validating the next cache.
+		usleep 20000
 		if echo 1 > "$d/validate" 2>/dev/null; then
 			N=$((N + 1))
 		else
