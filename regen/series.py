@@ -35,9 +35,11 @@ class RegenResult:
     output: Path | None
     patches: list[Path] = field(default_factory=list)
 
-    @property
-    def baseline(self) -> str:
-        return "slabconv-baseline"
+
+def series_date(series: manifest.Series | None = None) -> str:
+    """Commit dates of the work tree: $SLABCONV_DATE, else the manifest's date."""
+    return os.environ.get("SLABCONV_DATE") or \
+        (series or manifest.load(paths.COCCI / MANIFEST)).date
 
 
 def commit_message(series: manifest.Series, entry: manifest.Entry, identity: Identity) -> str:
@@ -93,7 +95,7 @@ def regenerate(tree: Path, source_id: str, *, version: str, output: Path | None,
     """
     t0 = time.monotonic()
     series = manifest.load(manifest_path or paths.COCCI / MANIFEST)
-    date = os.environ.get("SLABCONV_DATE", series.date)
+    date = series_date(series)
     workdir = workdir or paths.cache_dir("work", version, source_id)
     wt = WorkTree.prepare(tree, source_id, workdir, identity, date)
     results = []

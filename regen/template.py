@@ -68,14 +68,12 @@ def insert(cocci_root: Path, tree: Path, template: str, file: str, *,
     body = _strip_header(text)
     path = tree / file
     lines = path.read_text().splitlines(keepends=True)
+    chunk = body + "\n"
     if before:
         idx = declaration_start(lines, find_anchor(cocci_root, tree, file, before))
-        chunk = body + "\n"
     else:
         idx = guard_end(lines, file)
-        # keep exactly one blank line before the guard's #endif
-        chunk = body + "\n"
-        if idx > 0 and lines[idx - 1].strip():
+        if idx > 0 and lines[idx - 1].strip():   # a blank line before the new block
             chunk = "\n" + chunk
     lines[idx:idx] = [chunk]
     path.write_text("".join(lines))

@@ -18,14 +18,6 @@ def _common(p: argparse.ArgumentParser) -> None:
                         "was generated from; 'latest' for apt's candidate)")
 
 
-def _output_for(src, args) -> Path:
-    if args.output:
-        return Path(args.output).resolve()
-    if src.packaged:
-        return paths.GENERATED / src.version
-    return paths.cache_dir("out", src.source_id) / "patches"
-
-
 def cmd_fetch(args) -> int:
     import fetch
     if args.list:
@@ -38,9 +30,10 @@ def cmd_fetch(args) -> int:
 
 def do_regen(args):
     from regen import series, worktree
+    from .pipeline import series_dir
     from .source import resolve
     src = resolve(args.kernel, args.tree, args.deb_version)
-    out = _output_for(src, args)
+    out = series_dir(src, args.output)
     info("regen", f"Linux {src.version} from {src.source_id}: {src.tree}")
     res = series.regenerate(src.tree, src.source_id, version=src.version, output=out,
                             identity=worktree.user_identity(), until=getattr(args, "until", None))

@@ -37,13 +37,14 @@ def series_dir(src: Source, output: str | None = None) -> Path:
 
 def apply_series(src: Source, patches_dir: Path) -> Applied:
     """A fresh baseline work tree with the series applied by `git am`."""
+    from regen.series import series_date
     from regen.worktree import BASE_TAG, WorkTree, user_identity
     patches = sorted(p for p in patches_dir.glob("[0-9][0-9][0-9][0-9]-*.patch")
                      if not p.name.startswith("0000-"))
     if not patches:
         raise SlabconvError(f"no series in {patches_dir}: run `make regen` first", exit_code=2)
     wt = WorkTree.prepare(src.tree, src.source_id, paths.cache_dir("work", src.version, src.source_id),
-                          user_identity(), "2021-10-04T14:45:48+01:00")
+                          user_identity(), series_date())
     wt.git("checkout", "-q", "-f", "-B", "slabconv-applied", BASE_TAG)
     info("apply", f"git am {len(patches)} patches from {patches_dir}")
     try:

@@ -119,18 +119,9 @@ def test_regeneration_is_deterministic(tree, tmp_path, cache):
 
 
 def test_rule_that_changes_nothing_stops_the_run(tree, tmp_path, cache):
-    m = write_manifest(tmp_path / "cocci", RENAME + """
-    [[entry]]
-    id = "again"
-    subject = "mm/slub: Rename it again"
-    message = "Nothing left to rename."
-      [[entry.step]]
-      rule = "rules/calc_slab_order.cocci"
-      files = ["mm/slub.c"]
-      [[entry.expect]]
-      defines = ["calc_slab_order"]
-      in = "mm/slub.c"
-    """)
+    again = RENAME.replace('id = "rename"', 'id = "again"').replace(
+        "Rename slab_order()", "Rename it again")
+    m = write_manifest(tmp_path / "cocci", RENAME + again)
     (tmp_path / "out").mkdir()
     (tmp_path / "out" / "old.patch").write_text("previous series\n")
     with pytest.raises(SlabconvError) as e:
