@@ -8,6 +8,11 @@ Schema (TOML, see cocci/series.toml for the documented real thing):
                           rule = "rules/x.cocci", files = [...], defines = {k = v}
                           template = "templates/x.h", into = "file",
                             before = "symbol" | at = "end"
+                          convert = "param" | "return" | "local", fn = "f",
+                            [var = "page", to = "slab"], [const = true],
+                            [files = [...], default mm/slub.c]
+                            -- the generic conversion, expanded into its
+                            rule steps (see CONVERSIONS)
       [[entry.expect]]  one of:
                           defines = [names], in = "file"
                           signature = "function", param = "text", in = [files]
@@ -33,6 +38,7 @@ class Step:
     before: str | None = None    # template anchor: definition name
     at: str | None = None        # template anchor: "end" (before the include guard's #endif)
     why: str = ""                # why a template rather than a rule
+    optional: bool = False       # may change nothing (the fold after a conversion)
 
     def describe(self) -> str:
         return f"{self.kind} {self.path}"
@@ -102,13 +108,60 @@ def _as_list(v) -> list[str]:
     return [v] if isinstance(v, str) else list(v)
 
 
+# The generic conversion "Convert fn() to take / return / use a struct slab":
+# one manifest step expands into the rules that change the type and then
+# adapt the callers and fold the page/slab round trips away.
+CONVERSIONS = {
+    "param": ("rules/slab_param.cocci", "rules/slab_callers.cocci"),
+    "return": ("rules/slab_return.cocci",),
+    "local": ("rules/slab_var.cocci",),
+}
+FOLD = "rules/slab_fold.cocci"
+DEFAULT_FILES = ["mm/slub.c"]
+
+
+def _convert(d: dict, where: str) -> list[Step]:
+    kind = d["convert"]
+    if kind not in CONVERSIONS:
+        raise SlabconvError(f"manifest: {where}: convert = '{kind}' "
+                            f"(one of {', '.join(CONVERSIONS)})", 2)
+    fn = _req(d, "fn", where)
+    files = _as_list(d.get("files", DEFAULT_FILES))
+    defines = {"fn": fn}
+    if kind == "param" and d.get("const"):
+        defines["const_slab"] = ""
+    if kind == "local":
+        defines["var"] = d.get("var", "page")
+        defines["to"] = d.get("to", "slab")
+    unknown = set(d) - {"convert", "fn", "files", "const", "var", "to"}
+    if unknown:
+        raise SlabconvError(f"manifest: {where}: unknown key(s) for convert: "
+                            f"{', '.join(sorted(unknown))}", 2)
+    rules = CONVERSIONS[kind]
+    steps = [Step("rule", rules[0], files, dict(defines))]
+    # the callers may all be in other files, or be converted already
+    steps += [Step("rule", r, files, {"fn": fn}, optional=True) for r in rules[1:]]
+    steps.append(Step("rule", FOLD, files, optional=True))
+    return steps
+
+
+def _steps(d: dict, where: str, root: Path) -> list[Step]:
+    if "convert" in d:
+        steps = _convert(d, where)
+        for st in steps:
+            if not (root / st.path).is_file():
+                raise SlabconvError(f"manifest: {where}: {st.path} does not exist in {root}", 2)
+        return steps
+    return [_step(d, where, root)]
+
+
 def _step(d: dict, where: str, root: Path) -> Step:
     if "rule" in d and "template" in d:
         raise SlabconvError(f"manifest: {where}: a step is a rule or a template, not both", 2)
     if "rule" in d:
         files = _as_list(_req(d, "files", where))
         step = Step("rule", d["rule"], files, dict(d.get("defines", {})),
-                    list(d.get("options", [])))
+                    list(d.get("options", [])), optional=bool(d.get("optional", False)))
     elif "template" in d:
         into = _req(d, "into", where)
         if ("before" in d) == ("at" in d):
@@ -156,7 +209,8 @@ def load(path: Path) -> Series:
             raise SlabconvError(f"manifest: duplicate entry id '{ident}'", 2)
         ids.add(ident)
         subject, message = _req(e, "subject", where), _req(e, "message", where)
-        steps = [_step(st, f"{where} step {j}", root) for j, st in enumerate(_req(e, "step", where), 1)]
+        steps = [x for j, st in enumerate(_req(e, "step", where), 1)
+                 for x in _steps(st, f"{where} step {j}", root)]
         expects = [_expect(x, f"{where} expect {j}") for j, x in enumerate(_req(e, "expect", where), 1)]
         deps = list(e.get("depends", []))
         for d in deps:

@@ -12,7 +12,7 @@ from pathlib import Path
 from slabconv import paths
 from slabconv.log import SlabconvError, info
 
-from . import effects, manifest, spatch, template, tidy
+from . import declsplit, effects, manifest, spatch, template, tidy
 from .worktree import Identity, WorkTree
 
 MANIFEST = "series.toml"
@@ -43,7 +43,7 @@ def series_date(series: manifest.Series | None = None) -> str:
 
 
 def commit_message(series: manifest.Series, entry: manifest.Entry, identity: Identity) -> str:
-    rules = ", ".join(f"cocci/{s.path}" for s in entry.steps)
+    rules = ", ".join(dict.fromkeys(f"cocci/{s.path}" for s in entry.steps))
     return (f"{entry.subject}\n\n{entry.message}\n\n"
             f"Originally-by: {series.seed_author}\n"
             f"Generated-by: slabconv ({rules})\n"
@@ -61,6 +61,13 @@ def apply_entry(series: manifest.Series, entry: manifest.Entry, wt: WorkTree) ->
         what = f"entry '{entry.id}' ({entry.subject}), step {n} ({step.describe()})"
         before = {f: (tree / f).read_text(errors="replace") for f in step.files if (tree / f).is_file()}
         if step.kind == "rule":
+            if step.path == "rules/slab_var.cocci":
+                for f in step.files:
+                    old = before.get(f)
+                    if old is not None:
+                        new = declsplit.split(old, step.defines["fn"], step.defines["var"])
+                        if new != old:
+                            (tree / f).write_text(new)
             spatch.apply_rule(series.root / step.path, tree, step.files, defines=step.defines,
                               options=step.options, what=what)
         else:
@@ -73,7 +80,7 @@ def apply_entry(series: manifest.Series, entry: manifest.Entry, wt: WorkTree) ->
                 if tidied != new:
                     (tree / f).write_text(tidied)
                 changed.append(f)
-        if not changed:
+        if not changed and not step.optional:
             raise SlabconvError(f"{what}: the step changed nothing in {', '.join(step.files)}; "
                                 f"expected it to change at least one of them")
     for x in entry.expects:

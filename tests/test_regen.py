@@ -228,3 +228,53 @@ def test_effects_ignore_comments_and_find_signatures():
     assert "real_one" in names and "slab_test_cache" not in names and {"A", "B"} <= names
     lists = effects.parameter_lists(src, "__check_heap_object")
     assert lists == [["const void *ptr", "unsigned long n", "const struct slab *slab", "bool to_user"]]
+
+
+def test_convert_step_expands_into_the_generic_rules(tmp_path):
+    m = tmp_path / "series.toml"
+    (tmp_path / "rules").symlink_to(REPO / "cocci" / "rules")
+    m.write_text('''[series]
+subject = "s"
+seed_author = "A <a@b>"
+date = "2021-10-04T14:45:48+01:00"
+[[entry]]
+id = "e"
+subject = "x"
+message = "m"
+  [[entry.step]]
+  convert = "param"
+  fn = "validate_slab"
+  [[entry.step]]
+  convert = "local"
+  fn = "f"
+  var = "oldpage"
+  to = "oldslab"
+  files = ["mm/a.c"]
+  [[entry.expect]]
+  present = "x"
+  in = ["mm/slub.c"]
+''')
+    s = manifest.load(m)
+    st = s.entries[0].steps
+    assert [x.path for x in st] == ["rules/slab_param.cocci", "rules/slab_callers.cocci",
+                                   "rules/slab_fold.cocci", "rules/slab_var.cocci",
+                                   "rules/slab_fold.cocci"]
+    assert st[0].files == ["mm/slub.c"] and not st[0].optional
+    assert st[1].optional and st[2].optional
+    assert st[3].defines == {"fn": "f", "var": "oldpage", "to": "oldslab"}
+    assert st[3].files == ["mm/a.c"]
+    m.write_text(m.read_text().replace('convert = "param"', 'convert = "struct"'))
+    with pytest.raises(SlabconvError) as e:
+        manifest.load(m)
+    assert e.value.exit_code == 2 and "convert = 'struct'" in str(e.value)
+
+
+def test_declsplit_splits_only_the_named_variable_in_the_named_function():
+    from regen import declsplit
+    src = ("static void f(void)\n{\n\tstruct page *page, *page2 = NULL;\n\tuse(page2);\n}\n"
+           "static void g(void)\n{\n\tstruct page *page, *page2;\n}\n")
+    out = declsplit.split(src, "f", "page2")
+    assert "\tstruct page *page;\n\tstruct page *page2 = NULL;\n\tuse(page2);" in out
+    assert "static void g(void)\n{\n\tstruct page *page, *page2;\n}" in out
+    assert declsplit.split(src, "f", "other") == src
+    assert declsplit.split(src, "nosuch", "page2") == src

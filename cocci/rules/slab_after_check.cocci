@@ -43,7 +43,7 @@ position p;
 identifier r.page;
 statement S;
 position r.p;
-identifier F = {flags, slab_list, next, pages, pobjects, rcu_head, slab_cache, freelist,
+identifier F = {flags, slab_list, next, pobjects, rcu_head, slab_cache, freelist,
                 s_mem, counters, inuse, objects, frozen, active, units};
 @@
  if@p (...) S

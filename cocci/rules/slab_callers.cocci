@@ -50,7 +50,7 @@ expression E;
 
 @fold depends on patch@
 expression X;
-identifier F = {flags, slab_list, next, pages, pobjects, rcu_head, slab_cache, freelist,
+identifier F = {flags, slab_list, next, pobjects, rcu_head, slab_cache, freelist,
                 s_mem, counters, inuse, objects, frozen, active, units};
 @@
 (

@@ -34,7 +34,7 @@ expression E;
 identifier virtual.fn, virtual.callee;
 identifier head.pg;
 expression E;
-identifier F = {flags, slab_list, next, pages, pobjects, rcu_head, slab_cache, freelist,
+identifier F = {flags, slab_list, next, pobjects, rcu_head, slab_cache, freelist,
                 s_mem, counters, inuse, objects, frozen, active, units};
 @@
  fn(...)

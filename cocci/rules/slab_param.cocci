@@ -24,7 +24,7 @@ virtual const_slab
 @body depends on patch@
 identifier virtual.fn;
 identifier pg;
-identifier F = {flags, slab_list, next, pages, pobjects, rcu_head, slab_cache, freelist,
+identifier F = {flags, slab_list, next, pobjects, rcu_head, slab_cache, freelist,
                 s_mem, counters, inuse, objects, frozen, active, units};
 @@
  fn(..., struct page *pg, ...)
@@ -33,6 +33,9 @@ identifier F = {flags, slab_list, next, pages, pobjects, rcu_head, slab_cache, f
 (
 -pg->F
 +slab->F
+|
+-pg->pages
++slab->slabs
 |
 -page_address(pg)
 +slab_address(slab)

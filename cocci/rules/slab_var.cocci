@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/// Convert the local variable `var` of function `fn` from `struct page *`
+/// to `struct slab *` named `to`.
+///
+/// The step "Convert fn() to use a struct slab" for a local.  In fn:
+///   struct page *var;             -> struct slab *to;
+///   struct page *var = E;         -> struct slab *to = page_slab(E);
+///   var = NULL                    -> to = NULL
+///   var = slab_page(E)            -> to = E        (E is already a slab)
+///   var = E                       -> to = page_slab(E)
+///   var->F (a struct slab field)  -> to->F  (var->pages -> to->slabs)
+///   I(..., var, ...) S            -> I(..., to, ...) S  (the cursor of an
+///                                    iterator such as list_for_each_entry)
+///   any other use of var          -> slab_page(to)
+/// A multiple declaration (`struct page *var, *other;`) is split by the
+/// driver (regen/declsplit.py) first: Coccinelle cannot match one of its
+/// declarators.  The uses wrapped in slab_page() are then narrowed by
+/// slab_fold.cocci (slab_address(), slab_nid(), NULL tests, arguments of
+/// functions that already take a struct slab).
+//
+// Confidence: High (the variable's every use is rewritten; only its type
+//  changes, never what it points to)
+// Options: --no-includes -D fn=<function> -D var=<local> -D to=<new name>
+
+virtual patch
+
+// The declaration may sit inside an #ifdef of the body, where a
+// `fn(...) { ... }` context does not reach: match it anywhere and keep
+// the matches whose enclosing function is fn.
+@d0 depends on patch@
+identifier virtual.var;
+position p;
+@@
+(
+ struct page *var@p;
+|
+ struct page *var@p = ...;
+)
+
+@script:python d1@
+p << d0.p;
+fn << virtual.fn;
+@@
+if p[0].current_element != fn:
+    cocci.include_match(False)
+
+@decl@
+identifier virtual.var, virtual.to;
+position d0.p;
+expression E;
+@@
+(
+-struct page *var@p;
++struct slab *to;
+|
+-struct page *var@p = NULL;
++struct slab *to = NULL;
+|
+-struct page *var@p = E;
++struct slab *to = page_slab(E);
+)
+
+@iter depends on decl@
+identifier virtual.fn, virtual.var, virtual.to;
+iterator I;
+expression list es;
+statement S;
+type T;
+@@
+ T fn(...)
+ {
+ <...
+ I(es,
+-var
++to
+ ,...) S
+ ...>
+ }
+
+// The members first, so that an assignment such as `var = var->next`
+// reads `to = to->next` below.
+@fields depends on decl@
+identifier virtual.fn, virtual.var, virtual.to;
+type T;
+identifier F = {flags, slab_list, next, pobjects, rcu_head, slab_cache, freelist,
+                s_mem, counters, inuse, objects, frozen, active, units};
+@@
+ T fn(...)
+ {
+ <...
+(
+-var->F
++to->F
+|
+-var->pages
++to->slabs
+)
+ ...>
+ }
+
+@assign depends on decl@
+identifier virtual.fn, virtual.var, virtual.to;
+expression E;
+type T;
+identifier F;
+@@
+ T fn(...)
+ {
+ <...
+(
+-var = NULL
++to = NULL
+|
+-var = to->F
++to = to->F
+|
+-var = slab_page(E)
++to = E
+|
+-var = E
++to = page_slab(E)
+)
+ ...>
+ }
+
+@uses depends on decl@
+identifier virtual.fn, virtual.var, virtual.to;
+type T;
+@@
+ T fn(...)
+ {
+ <...
+-var
++slab_page(to)
+ ...>
+ }
