@@ -60,23 +60,6 @@ expression E;
 +struct slab *to = page_slab(E);
 )
 
-@iter depends on decl@
-identifier virtual.fn, virtual.var, virtual.to;
-iterator I;
-expression list es;
-statement S;
-type T;
-@@
- T fn(...)
- {
- <...
- I(es,
--var
-+to
- ,...) S
- ...>
- }
-
 // The members first, so that an assignment such as `var = var->next`
 // reads `to = to->next` below.
 @fields depends on decl@
@@ -123,14 +106,50 @@ identifier F;
  ...>
  }
 
+// An iterator's cursor (list_for_each_entry(var, ...)) is renamed, not
+// wrapped: its positions are recorded so that the use rule skips them
+// (also when var and to are the same name).
+@initialize:python@
+@@
+cursors = set()
+
+@cursor depends on decl@
+identifier virtual.var;
+iterator I;
+expression list es;
+statement S;
+position p;
+@@
+ I(es, var@p, ...) S
+
+@script:python keep_cursor@
+p << cursor.p;
+fn << virtual.fn;
+@@
+if p[0].current_element == fn:
+    cursors.add((p[0].current_element, p[0].line, p[0].column))
+
+@rename_cursor depends on decl@
+identifier virtual.var, virtual.to;
+iterator I;
+expression list es;
+statement S;
+position p : script:python() { (p[0].current_element, p[0].line, p[0].column) in cursors };
+@@
+ I(es,
+-var@p
++to
+ ,...) S
+
 @uses depends on decl@
 identifier virtual.fn, virtual.var, virtual.to;
 type T;
+position q : script:python() { (q[0].current_element, q[0].line, q[0].column) not in cursors };
 @@
  T fn(...)
  {
  <...
--var
+-var@q
 +slab_page(to)
  ...>
  }
