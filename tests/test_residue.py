@@ -261,6 +261,19 @@ def test_missing_file_is_a_usage_error(tmp_path):
     assert cli("--tree", tree, "--files", "mm/slob.c").returncode == 2
 
 
+def test_verify_prints_the_residue_summary_without_failing(tmp_path, capsys):
+    from slabconv import pipeline
+    ap = pipeline.Applied(src=None, tree=small_tree(tmp_path / "t", ALLOWED_ONLY + PLANTED),
+                          baseline_id="0" * 40, patches=[], touched=[])
+    rr = pipeline.residue_summary(ap, limit=2)
+    out = capsys.readouterr().out
+    assert rr is not None and not rr.ok
+    assert "3 NOT allowed" in out and "... and 1 more" in out
+    # no report (a file missing) is a note, not an error
+    (ap.tree / "include" / "linux" / "slub_def.h").unlink()
+    assert pipeline.residue_summary(ap) is None
+
+
 # ---- the committed series ------------------------------------------------------------
 
 @pytest.fixture(scope="module")
@@ -306,3 +319,17 @@ def test_planted_defect_in_the_real_slub(applied, tmp_path):
     assert uses(planted) - uses(clean) == {("planted_defect", "local", "page", False),
                    ("planted_defect", "call", "virt_to_head_page", False),
                    ("planted_defect", "slab-field-access", "page->freelist", False)}
+
+
+@pytest.mark.network
+def test_slabconv_residue_command(applied, tmp_path):
+    out = tmp_path / "r.json"
+    cp = subprocess.run([sys.executable, "-m", "slabconv", "residue", "--files", "mm/slub.c",
+                         "--json", str(out)], cwd=REPO, capture_output=True, text=True)
+    assert cp.returncode == 0, cp.stderr
+    assert cp.stdout.startswith("mm/slub.c: ") and "struct page uses" in cp.stdout
+    data = json.loads(out.read_text())
+    assert data["files"] == ["mm/slub.c"]
+    strict = subprocess.run([sys.executable, "-m", "slabconv", "residue", "--files", "mm/slub.c",
+                             "--strict"], cwd=REPO, capture_output=True, text=True)
+    assert strict.returncode == (0 if data["ok"] else 1)
