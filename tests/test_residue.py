@@ -246,6 +246,27 @@ def test_slab_field_in_an_allowed_function_is_still_not_allowed(tmp_path):
          "a slab-only field read or written through struct page: go through struct slab")]
 
 
+def test_header_structs_type_member_accesses(tmp_path):
+    """c->page->frozen: kmem_cache_cpu is in a header; [scope] types passes it along."""
+    tree = small_tree(tmp_path / "t", ALLOWED_ONLY + """
+static void *cpu_freelist(struct kmem_cache_cpu *c)
+{
+	if (c->partial->frozen)
+		return NULL;
+	return c->page->freelist;
+}
+""")
+    (tree / "include" / "linux" / "slub_def.h").write_text(
+        "struct kmem_cache_cpu {\n\tstruct page *page;\n\tstruct slab *partial;\n};\n")
+    r = residue.check(tree, ["mm/slub.c"])
+    assert r.files == ["mm/slub.c"] and {f.file for f in r.findings} == {"mm/slub.c"}
+    assert [(c.finding.function, c.finding.text) for c in r.not_allowed] == [
+        ("cpu_freelist", "c->page->freelist")]
+    r = residue.check(tree)
+    assert ("include/linux/slub_def.h", "field-decl", "kmem_cache_cpu.page") in {
+        (f.file, f.kind, f.text) for f in r.findings}
+
+
 def test_unparsed_mentions_are_listed_as_text(tmp_path):
     tree = small_tree(tmp_path / "t", ALLOWED_ONLY + "#if 0\nstatic struct page *old(void);\n#endif\n")
     r = residue.check(tree, ["mm/slub.c"])
@@ -298,7 +319,6 @@ def test_committed_series_residue(applied):
     assert found[("mm/slub.c", "alloc_slab_page", "call", "alloc_pages")] is True
     assert found[("mm/slub.c", "kmalloc_large_node", "call", "alloc_pages_node")] is True
     assert found[("mm/slab.h", "slab_order", "cast", "(struct page *)slab")] is True
-    assert ("include/linux/slub_def.h", "-", "field-decl", "kmem_cache_cpu.page") in found
     assert all(not c.allowed for c in r.results if c.finding.kind == "slab-field-access")
     # converted functions: struct slab, not struct page
     assert not [f for f in r.findings if f.function == "__check_heap_object"

@@ -94,6 +94,7 @@ class Allowlist:
     path: Path
     scope: list[str]                # files checked by default
     all_files: list[str]            # --all
+    types: list[str]                # headers scanned along for struct member types
     entries: list[Entry]            # deny entries first, then allow, each in file order
 
     def classify(self, f: Finding) -> Classified:
@@ -123,6 +124,7 @@ def load_allowlist(path: Path = ALLOWLIST) -> Allowlist:
     scope = data.get("scope", {})
     files = _strings(scope.get("files", []) or ["mm/slub.c"], "files", f"{path} [scope]")
     all_files = _strings(scope.get("all", []) or files, "all", f"{path} [scope]")
+    types = _strings(scope["types"], "types", f"{path} [scope]") if scope.get("types") else []
     entries = []
     for action in ("deny", "allow"):
         for n, raw in enumerate(data.get(action, []), 1):
@@ -150,7 +152,7 @@ def load_allowlist(path: Path = ALLOWLIST) -> Allowlist:
                 except re.error as err:
                     raise SlabconvError(f"{where}: bad `text` regex: {err}", exit_code=2)
             entries.append(e)
-    return Allowlist(path, files, all_files, entries)
+    return Allowlist(path, files, all_files, types, entries)
 
 
 # ---- finding the uses ---------------------------------------------------------
@@ -193,13 +195,19 @@ def text_findings(tree: Path, files: list[str], findings: list[Finding]) -> list
     return extra
 
 
-def scan(tree: Path, files: list[str]) -> list[Finding]:
-    """Every use of struct page in `files` (relative to `tree`, which is only read)."""
+def scan(tree: Path, files: list[str], types: list[str] = ()) -> list[Finding]:
+    """Every use of struct page in `files` (relative to `tree`, which is only read).
+
+    `types` are headers whose struct declarations tell the rule which members
+    are a struct page (spatch runs without includes); they are scanned along,
+    and their own findings are kept only if they are in `files` too."""
     from regen.spatch import report_rule
     missing = [f for f in files if not (tree / f).is_file()]
     if missing:
         raise SlabconvError(f"residue: not in {tree}: {', '.join(missing)}", exit_code=2)
-    findings = parse_report(report_rule(RULE, tree, files, what="residue"))
+    extra = [t for t in types if t not in files and (tree / t).is_file()]
+    findings = [f for f in parse_report(report_rule(RULE, tree, list(files) + extra, what="residue"))
+                if f.file in files]
     return sorted(findings + text_findings(tree, files, findings))
 
 
@@ -298,7 +306,7 @@ def check(tree: Path, files: list[str] | None = None, *, all_files: bool = False
     files = list(files or (al.all_files if all_files else al.scope))
     t0 = time.monotonic()
     info("residue", f"{RULE.name} over {', '.join(files)}")
-    results = [al.classify(f) for f in scan(Path(tree), files)]
+    results = [al.classify(f) for f in scan(Path(tree), files, al.types)]
     return ResidueResult(Path(tree), files, results, al.entries, time.monotonic() - t0)
 
 

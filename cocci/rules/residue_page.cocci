@@ -38,11 +38,13 @@
 // Confidence: High for what spatch types (declarations, parameters, locals,
 //   casts, accesses through them).  Without includes spatch does not know
 //   the type of a member of a struct defined in a header or of a call's
-//   result, so two heuristics stand in: members named page or partial
-//   (SLUB's kmem_cache_cpu) and the listed page-returning functions are
-//   taken to be struct page.  verify/residue.py adds every line that
-//   mentions struct page and has no finding (macro bodies, code spatch could
-//   not parse) as kind "text".
+//   result, so two stand-ins: E->m is taken to be a struct page when a
+//   struct in the files given to spatch declares a member m of that type
+//   (give the header too: verify/residue.py passes include/linux/slub_def.h
+//   and slab_def.h along), and the page-returning functions listed in the
+//   rules are taken to return one.  verify/residue.py adds every line that
+//   mentions struct page and has no finding (code spatch could not parse,
+//   #if 0) as kind "text".
 // Options: --no-includes -D report
 
 virtual report
@@ -58,6 +60,7 @@ TYPE_MACROS = {"container_of", "container_of_safe", "list_entry", "list_first_en
 SLAB_FIELDS = {"slab_list", "next", "pages", "pobjects", "slab_cache", "freelist", "s_mem",
                "counters", "inuse", "objects", "frozen", "active", "units", "rcu_head"}
 _found = {}
+_pending = []
 
 def _norm(s):
     """spatch spaces out the code it prints: "struct page * page" -> "struct page *page"."""
@@ -85,6 +88,12 @@ def add(p, kind, func, text):
     """Record a finding (once per place, kind and text)."""
     # columns: 0-based from spatch, 1-based in the report (as compilers print them)
     _found[(p[0].file, int(p[0].line), int(p[0].column) + 1, kind, _norm(text))] = func
+
+def by_member(fld, p, kind, func, text):
+    """A finding through E->fld, kept at the end if some struct in the files
+    declares fld as a struct page (a field-decl finding): without includes
+    spatch does not know the type of a header struct's member."""
+    _pending.append((fld, p, kind, func, text))
 
 def param_name(s):
     """The name in a parameter declaration, "(unnamed)" if it has none."""
@@ -273,7 +282,7 @@ add(p, "slab-field-access", fn_of(p), "%s.%s" % (S, F))
 
 @sfamember depends on report@
 expression E;
-identifier fld = {page, partial};
+identifier fld;
 identifier F = {slab_list, next, pages, pobjects, slab_cache, freelist, s_mem, counters,
                 inuse, objects, frozen, active, units, rcu_head};
 position p;
@@ -286,7 +295,8 @@ fld << sfamember.fld;
 F << sfamember.F;
 p << sfamember.p;
 @@
-add(p, "slab-field-access", fn_of(p), "%s->%s->%s" % (E, fld, F))
+# kept at the end if fld is a struct page member (see by_member)
+by_member(str(fld), p, "slab-field-access", fn_of(p), "%s->%s->%s" % (E, fld, F))
 
 @sfacall depends on report@
 identifier g =~ "^(virt_to_head_page|virt_to_page|compound_head|pfn_to_page|slab_page|alloc_pages|alloc_page|alloc_pages_node|__alloc_pages_node)$";
@@ -329,8 +339,6 @@ identifier f;
 {struct page *, const struct page *, struct page **} E;
 struct page S;
 identifier g =~ "^(virt_to_head_page|virt_to_page|compound_head|pfn_to_page|slab_page|alloc_pages|alloc_page|alloc_pages_node|__alloc_pages_node)$";
-identifier fld = {page, partial};
-expression E2;
 expression list es;
 position p;
 @@
@@ -339,8 +347,6 @@ position p;
  E
 |
  g(es)
-|
- E2->fld
 |
  &S
 )
@@ -353,6 +359,21 @@ p << callarg.p;
 # likely(page), unlikely(!page): branch annotations, not uses
 if str(f) not in ("likely", "unlikely"):
     add(p, "call", fn_of(p), str(f))
+
+@callmember depends on report@
+identifier f, fld;
+expression E2;
+position p;
+@@
+ f@p(..., E2->fld, ...)
+
+@script:python depends on report@
+f << callmember.f;
+fld << callmember.fld;
+p << callmember.p;
+@@
+if str(f) not in ("likely", "unlikely"):
+    by_member(str(fld), p, "call", fn_of(p), str(f))
 
 @callret depends on report@
 identifier f;
@@ -383,5 +404,9 @@ add(p, "call", fn_of(p), str(g))
 
 @finalize:python depends on report@
 @@
+members = {text.split(".", 1)[1] for (_, _, _, kind, text) in _found if kind == "field-decl"}
+for fld, p, kind, func, text in _pending:
+    if fld in members:
+        add(p, kind, func, text)
 for (file, line, col, kind, text), func in sorted(_found.items()):
     print("%s:%d:%d: residue_page: %s in %s: %s" % (file, line, col, kind, func, text))

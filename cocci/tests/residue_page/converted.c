@@ -37,4 +37,6 @@ static void flush(struct kmem_cache *s, struct kmem_cache_cpu *c,
 	list_for_each_entry(df->slab, &s->list, slab_list)
 		;
 	s->next = freelist;
+	c->partial->next = NULL;
+	deactivate_slab(s, c->slab, c->freelist, c);
 }
