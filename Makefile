@@ -4,6 +4,7 @@
 #   KERNEL=<version>  packaged kernel (5.10, 6.1, 6.12); default 5.10
 #   TREE=<dir>        a kernel tree of yours instead (never modified)
 #   SLABCONV_CACHE    where trees, builds and logs go (default ~/.cache/slabconv)
+#   STRICT=1          `make residue` fails when a use of struct page is not allowed
 
 KERNEL ?= 5.10
 TREE ?=
@@ -11,7 +12,7 @@ PY := /usr/bin/python3
 SLABCONV := $(PY) -m slabconv
 SRC_ARGS := --kernel $(KERNEL) $(if $(TREE),--tree $(TREE))
 
-.PHONY: all help deps fetch regen verify boot bench test test-fast
+.PHONY: all help deps fetch regen verify residue boot bench test test-fast
 
 all: deps ## regen, verify and boot on KERNEL (the main job)
 	$(SLABCONV) all $(SRC_ARGS)
@@ -30,6 +31,9 @@ regen: deps ## regenerate the series into generated-patches/KERNEL/
 
 verify: deps ## build baseline and patched kernels; gate on new warnings
 	$(SLABCONV) verify $(SRC_ARGS)
+
+residue: deps ## list the uses of struct page left in the slab code (STRICT=1: fail on any not allowed)
+	$(SLABCONV) residue $(SRC_ARGS) $(if $(STRICT),--strict)
 
 boot: deps ## build and boot the patched kernel in QEMU; in-guest tests (KTAP)
 	$(SLABCONV) boot $(SRC_ARGS)

@@ -33,6 +33,20 @@ def error_places(output: str) -> list[str]:
     return places
 
 
+def _command(rule: Path, tree: Path, files: list[str], mode: list[str],
+             defines: dict[str, str] | None, options: list[str] | None, what: str) -> list[str]:
+    """The spatch command line every rule runs with: --no-includes, a 120 s
+    timeout per file, -D name=value (a value of "" gives -D name)."""
+    exe = require_tool("spatch", "coccinelle")
+    missing = [f for f in files if not (tree / f).is_file()]
+    if missing:
+        raise SlabconvError(f"{what}: {rule.name}: file(s) not in the tree: {', '.join(missing)}")
+    cmd = [exe, "--sp-file", str(rule), "--no-includes", "--very-quiet", *mode, "--timeout", "120"]
+    for k, v in (defines or {}).items():
+        cmd += ["-D", f"{k}={v}" if v != "" else k]
+    return cmd + list(options or []) + list(files)
+
+
 def apply_rule(rule: Path, tree: Path, files: list[str], *, defines: dict[str, str] | None = None,
                options: list[str] | None = None, what: str = "") -> str:
     """Apply `rule` in place to `files` (relative to `tree`); return spatch's output.
@@ -40,16 +54,7 @@ def apply_rule(rule: Path, tree: Path, files: list[str], *, defines: dict[str, s
     Raises SlabconvError (exit 1) with spatch's messages and the file:line they
     name when spatch fails or reports a parse error in the rule.
     """
-    exe = require_tool("spatch", "coccinelle")
-    missing = [f for f in files if not (tree / f).is_file()]
-    if missing:
-        raise SlabconvError(f"{what}: {rule.name}: file(s) not in the tree: {', '.join(missing)}")
-    cmd = [exe, "--sp-file", str(rule), "--in-place", "--no-includes", "--very-quiet",
-           "-D", "patch", "--timeout", "120"]
-    for k, v in (defines or {}).items():
-        cmd += ["-D", f"{k}={v}" if v != "" else k]
-    cmd += list(options or [])
-    cmd += files
+    cmd = _command(rule, tree, files, ["--in-place", "-D", "patch"], defines, options, what)
     cp = subprocess.run(cmd, cwd=tree, capture_output=True, text=True, errors="replace")
     out = (cp.stdout or "") + (cp.stderr or "")
     bad = cp.returncode != 0 or re.search(r"(parse error|Fatal error|EXN|exception)", out)
@@ -58,3 +63,23 @@ def apply_rule(rule: Path, tree: Path, files: list[str], *, defines: dict[str, s
         where = f" at {', '.join(places)}" if places else ""
         raise SlabconvError(f"{what}: spatch failed on {rule.name}{where}:\n{out.strip()}")
     return out
+
+
+def report_rule(rule: Path, tree: Path, files: list[str], *, defines: dict[str, str] | None = None,
+                options: list[str] | None = None, what: str = "") -> str:
+    """Run a report-mode rule (`virtual report`) over `files` (relative to
+    `tree`, which is only read); return what it prints on stdout.
+
+    The same conventions as apply_rule (--no-includes, -D options, the same
+    timeout and error reporting), with -D report and nothing written.
+    """
+    cmd = _command(rule, tree, files, ["-D", "report"], defines, options, what)
+    cp = subprocess.run(cmd, cwd=tree, capture_output=True, text=True, errors="replace")
+    err = cp.stderr or ""
+    bad = cp.returncode != 0 or re.search(r"(parse error|Fatal error|EXN|exception)", err)
+    if bad:
+        places = error_places(err)
+        where = f" at {', '.join(places)}" if places else ""
+        raise SlabconvError(f"{what}: spatch failed on {rule.name}{where}:\n"
+                            f"{(err or cp.stdout).strip()}")
+    return cp.stdout

@@ -1,4 +1,4 @@
-"""The slabconv command line: fetch, regen, verify, boot, bench, all."""
+"""The slabconv command line: fetch, regen, verify, residue, boot, bench, all."""
 from __future__ import annotations
 
 import argparse

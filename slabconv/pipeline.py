@@ -64,7 +64,30 @@ def verify_applied(ap: Applied, config: str = DEFAULT_CONFIG):
                            config=config, sparse_files=sparse_files,
                            baseline_id=f"{ap.src.source_id}@{ap.baseline_id[:12]}")
     print(r.summary)
+    r.residue = residue_summary(ap)
     return r
+
+
+def residue_summary(ap: Applied, limit: int = 10):
+    """Print the residue report of the applied series (counts and the first
+    `limit` uses that are NOT allowed).  Information only: it does not decide
+    verify's pass or fail (yet); a failure to produce it is reported, not raised."""
+    from verify import residue
+    try:
+        rr = residue.check(ap.tree)
+    except SlabconvError as e:
+        info("residue", f"no residue report: {e}")
+        return None
+    print(rr.summary(limit=limit))
+    return rr
+
+
+def cmd_residue(args) -> int:
+    from verify import residue
+    src = _src(args)
+    ap = apply_series(src, series_dir(src, args.output))
+    rr = residue.check(ap.tree, args.files, all_files=args.all, allowlist=args.allowlist)
+    return residue.report(rr, args)
 
 
 def boot_verified(vr, run_name: str = "patched"):
@@ -110,6 +133,9 @@ def cmd_all(args) -> int:
         "kernel": src.version, "source": src.source_id, "ok": ok,
         "regen_seconds": round(regen.seconds, 2), "patches": len(ap.patches),
         "verify": {"ok": vr.ok, "problems": vr.problems},
+        "residue": None if getattr(vr, "residue", None) is None else {
+            "ok": vr.residue.ok, "uses": len(vr.residue.results),
+            "not_allowed": len(vr.residue.not_allowed)},
         "boot": None if bres is None else {"passed": bres.passed, "seconds": round(bres.seconds, 1),
                                            "counts": str(bres.counts)},
         "seconds": round(time.monotonic() - t0, 1),
@@ -133,3 +159,11 @@ def add_commands(sub, common) -> None:
         p.add_argument("--config", default=DEFAULT_CONFIG, help="kernel config (verify/configs)")
         p.add_argument("--output", "-o", default=None, help="the series directory")
         p.set_defaults(func=func)
+
+    from verify import residue
+    p = sub.add_parser("residue", help="apply the series and list the uses of struct page "
+                                       "left in the slab code, allowed or not (cocci/residue.toml)")
+    common(p)
+    p.add_argument("--output", "-o", default=None, help="the series directory")
+    residue.add_arguments(p)
+    p.set_defaults(func=cmd_residue)

@@ -1,9 +1,14 @@
-"""Coccinelle-style rule tests: cocci/tests/<rule>/<case>.c -> <case>.res.
+"""Coccinelle-style rule tests: cocci/tests/<rule>/<case>.c -> <case>.res or .out.
 
-Each case is run as the driver runs a rule (spatch -D patch --no-includes,
-plus the -D options in <case>.args), on a copy, and must produce exactly the
-.res file.  A case whose .res equals its .c proves the rule leaves that
-code alone.
+A patch rule (`virtual patch`) is run as the driver runs it (spatch -D patch
+--no-includes, plus the -D options in <case>.args), on a copy, and must
+produce exactly the .res file.  A case whose .res equals its .c proves the
+rule leaves that code alone.
+
+A report rule (`virtual report`, e.g. residue_page.cocci) is run with
+-D report on a copy named <case>.c in an empty directory, and what it
+prints must be exactly <case>.out (file names in it are "<case>.c").  An
+empty .out proves the rule reports nothing there.
 """
 import shlex
 import shutil
@@ -20,6 +25,16 @@ RULES = sorted((COCCI / "rules").glob("*.cocci"))
 CASES = sorted(c for c in (COCCI / "tests").glob("*/*.c") if c.parent.name != "anchors")
 
 
+def is_report_rule(rule: Path) -> bool:
+    """A rule that reports (virtual report) and does not patch."""
+    text = rule.read_text()
+    return "virtual report" in text and "virtual patch" not in text
+
+
+PATCH_RULES = [r for r in RULES if not is_report_rule(r)]
+REPORT_RULES = [r for r in RULES if is_report_rule(r)]
+
+
 def test_spatch_is_installed():
     assert shutil.which("spatch"), "spatch (Debian package coccinelle) is required"
 
@@ -28,6 +43,8 @@ def test_spatch_is_installed():
 def test_rule_case(case, tmp_path):
     rule = COCCI / "rules" / f"{case.parent.name}.cocci"
     assert rule.is_file(), f"test dir {case.parent.name} has no rule file"
+    if is_report_rule(rule):
+        return check_report_case(rule, case, tmp_path)
     expected = case.with_suffix(".res")
     assert expected.is_file(), f"{case} has no .res"
     args_file = case.with_suffix(".args")
@@ -42,7 +59,21 @@ def test_rule_case(case, tmp_path):
         f"{rule.name} on {case.name} differs from {expected.name}")
 
 
-@pytest.mark.parametrize("rule", RULES, ids=lambda p: p.stem)
+def check_report_case(rule: Path, case: Path, tmp_path: Path) -> None:
+    expected = case.with_suffix(".out")
+    assert expected.is_file(), f"{case} has no .out (the report rule's expected output)"
+    args_file = case.with_suffix(".args")
+    args = shlex.split(args_file.read_text()) if args_file.is_file() else []
+    shutil.copy(case, tmp_path / case.name)
+    cp = subprocess.run(["spatch", "--sp-file", str(rule), "-D", "report", *args, "--no-includes",
+                         "--very-quiet", case.name], cwd=tmp_path, capture_output=True, text=True)
+    assert cp.returncode == 0, cp.stdout + cp.stderr
+    assert "parse error" not in cp.stderr
+    assert cp.stdout == expected.read_text(), (
+        f"{rule.name} on {case.name} differs from {expected.name}:\n{cp.stdout}")
+
+
+@pytest.mark.parametrize("rule", PATCH_RULES, ids=lambda p: p.stem)
 def test_every_rule_has_cases_that_change_code(rule):
     cases = sorted((COCCI / "tests" / rule.stem).glob("*.c"))
     assert cases, f"{rule.name} has no test cases in cocci/tests/{rule.stem}/"
@@ -50,21 +81,36 @@ def test_every_rule_has_cases_that_change_code(rule):
         f"no test case of {rule.name} shows it changing anything"
 
 
+@pytest.mark.parametrize("rule", REPORT_RULES, ids=lambda p: p.stem)
+def test_every_report_rule_has_cases_that_report_and_cases_that_do_not(rule):
+    cases = sorted((COCCI / "tests" / rule.stem).glob("*.c"))
+    assert cases, f"{rule.name} has no test cases in cocci/tests/{rule.stem}/"
+    outs = [c.with_suffix(".out").read_text() for c in cases if c.with_suffix(".out").is_file()]
+    assert any(outs), f"no test case of {rule.name} shows it reporting anything"
+    assert "" in outs, f"no test case of {rule.name} shows it leaving code alone (empty .out)"
+
+
 @pytest.mark.parametrize("rule", RULES, ids=lambda p: p.stem)
 def test_rule_header(rule):
-    """Kernel scripts/coccinelle style: description, Confidence, Options, virtual patch."""
+    """Kernel scripts/coccinelle style: description, Confidence, Options, virtual patch
+    (or virtual report for a report rule)."""
     text = rule.read_text()
     assert text.startswith("// SPDX-License-Identifier:")
     assert "\n/// " in text
     assert "// Confidence:" in text and "// Options:" in text
-    assert "virtual patch" in text
+    assert "virtual patch" in text or "virtual report" in text
 
 
 def test_every_rule_and_template_is_used_by_the_manifest():
+    """Patch rules and templates by cocci/series.toml; report rules by a check
+    (verify/*.py names them)."""
     series = manifest.load(COCCI / "series.toml")
     used = {s.path for e in series.entries for s in e.steps}
-    for rule in RULES:
+    for rule in PATCH_RULES:
         assert f"rules/{rule.name}" in used, f"{rule.name} is not used by cocci/series.toml"
+    checks = "".join(p.read_text() for p in (REPO / "verify").glob("*.py"))
+    for rule in REPORT_RULES:
+        assert rule.name in checks, f"report rule {rule.name} is not used by verify/"
     for t in (COCCI / "templates").glob("*.h"):
         assert f"templates/{t.name}" in used, f"{t.name} is not used by cocci/series.toml"
 
