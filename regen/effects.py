@@ -47,8 +47,10 @@ def parameter_lists(src: str, function: str) -> list[list[str]]:
     for m in re.finditer(r"\b%s\s*\(" % re.escape(function), s):
         # only declarations/definitions: preceded by a type, not a call in an expression
         line_start = s.rfind("\n", 0, m.start()) + 1
-        prefix = s[line_start:m.start()].strip()
-        if not prefix or re.search(r"[=(,;!&|?:+\-/<>]|return\b", prefix):
+        # attributes such as __printf(3, 4) are part of a declaration
+        prefix = re.sub(r"\b__\w+\s*\([^()]*\)", "", s[line_start:m.start()]).strip()
+        at_column0 = m.start() == line_start      # return type on the line above
+        if (not prefix and not at_column0) or re.search(r"[=(,;!&|?:+\-/<>]|return\b", prefix):
             continue
         depth, i = 1, m.end()
         while i < len(s) and depth:

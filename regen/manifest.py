@@ -4,6 +4,8 @@ Schema (TOML, see cocci/series.toml for the documented real thing):
 
     [series]            subject, blurb, seed_author, date
     [[entry]]           id, subject, message, seed, depends (optional)
+                        skip = "reason": a step of the seed series that does
+                        not exist in this kernel; reported, no patch
       [[entry.step]]    one of:
                           rule = "rules/x.cocci", files = [...], defines = {k = v}
                           template = "templates/x.h", into = "file",
@@ -38,10 +40,15 @@ class Step:
     before: str | None = None    # template anchor: definition name
     at: str | None = None        # template anchor: "end" (before the include guard's #endif)
     why: str = ""                # why a template rather than a rule
-    optional: bool = False       # may change nothing (the fold after a conversion)
+    optional: bool = False       # may change nothing
+    chain: list[str] = field(default_factory=list)   # rules run after `path` in the same spatch run
+
+    @property
+    def rules(self) -> list[str]:
+        return [self.path] + self.chain if self.kind == "rule" else []
 
     def describe(self) -> str:
-        return f"{self.kind} {self.path}"
+        return f"{self.kind} {' + '.join(self.rules) or self.path}"
 
 
 @dataclass
@@ -71,6 +78,7 @@ class Entry:
     steps: list[Step]
     expects: list[Expect]
     depends: list[str] = field(default_factory=list)
+    skip: str = ""               # why the step does not apply (no patch)
 
     @property
     def files(self) -> list[str]:
@@ -138,19 +146,37 @@ def _convert(d: dict, where: str) -> list[Step]:
         raise SlabconvError(f"manifest: {where}: unknown key(s) for convert: "
                             f"{', '.join(sorted(unknown))}", 2)
     rules = CONVERSIONS[kind]
-    steps = [Step("rule", rules[0], files, dict(defines))]
-    # the callers may all be in other files, or be converted already
-    steps += [Step("rule", r, files, {"fn": fn}, optional=True) for r in rules[1:]]
-    steps.append(Step("rule", FOLD, files, optional=True))
-    return steps
+    # One spatch run: the type change, then (for a parameter) the callers,
+    # then the fold -- the later rules see what the earlier ones changed.
+    return [Step("rule", rules[0], files, dict(defines), chain=list(rules[1:]))]
+
+
+def _fold_once(steps: list[Step]) -> list[Step]:
+    """An entry with conversions ends with one run of the fold over the
+    files they touched (not one per conversion: the fold reads the whole
+    file, and nothing in a conversion needs an earlier one folded)."""
+    conv = [st for st in steps if st.path in {r[0] for r in CONVERSIONS.values()}]
+    if not conv:
+        return steps
+    files: list[str] = []
+    for st in conv:
+        files += [f for f in st.files if f not in files]
+    last = steps[-1]
+    if last.path == FOLD or FOLD in last.chain:
+        return steps
+    if last in conv and last.files == files:
+        last.chain.append(FOLD)          # same spatch run, one parse less
+        return steps
+    return steps + [Step("rule", FOLD, files, optional=True)]
 
 
 def _steps(d: dict, where: str, root: Path) -> list[Step]:
     if "convert" in d:
         steps = _convert(d, where)
         for st in steps:
-            if not (root / st.path).is_file():
-                raise SlabconvError(f"manifest: {where}: {st.path} does not exist in {root}", 2)
+            for r in st.rules:
+                if not (root / r).is_file():
+                    raise SlabconvError(f"manifest: {where}: {r} does not exist in {root}", 2)
         return steps
     return [_step(d, where, root)]
 
@@ -208,9 +234,17 @@ def load(path: Path) -> Series:
         if ident in ids:
             raise SlabconvError(f"manifest: duplicate entry id '{ident}'", 2)
         ids.add(ident)
-        subject, message = _req(e, "subject", where), _req(e, "message", where)
-        steps = [x for j, st in enumerate(_req(e, "step", where), 1)
-                 for x in _steps(st, f"{where} step {j}", root)]
+        subject = _req(e, "subject", where)
+        skip = e.get("skip", "")
+        if skip:
+            if "step" in e or "expect" in e:
+                raise SlabconvError(f"manifest: {where}: a skipped entry has no steps or expects", 2)
+            entries.append(Entry(ident, subject, "", e.get("seed", ""), [], [],
+                                 list(e.get("depends", [])), skip=skip.strip()))
+            continue
+        message = _req(e, "message", where)
+        steps = _fold_once([x for j, st in enumerate(_req(e, "step", where), 1)
+                            for x in _steps(st, f"{where} step {j}", root)])
         expects = [_expect(x, f"{where} expect {j}") for j, x in enumerate(_req(e, "expect", where), 1)]
         deps = list(e.get("depends", []))
         for d in deps:

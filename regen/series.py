@@ -5,6 +5,7 @@ import json
 import os
 import shutil
 import tempfile
+import textwrap
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +35,7 @@ class RegenResult:
     seconds: float
     output: Path | None
     patches: list[Path] = field(default_factory=list)
+    skipped: list[tuple[str, str, str]] = field(default_factory=list)   # (id, subject, reason)
 
 
 def series_date(series: manifest.Series | None = None) -> str:
@@ -43,7 +45,7 @@ def series_date(series: manifest.Series | None = None) -> str:
 
 
 def commit_message(series: manifest.Series, entry: manifest.Entry, identity: Identity) -> str:
-    rules = ", ".join(dict.fromkeys(f"cocci/{s.path}" for s in entry.steps))
+    rules = ", ".join(dict.fromkeys(f"cocci/{r}" for s in entry.steps for r in (s.rules or [s.path])))
     return (f"{entry.subject}\n\n{entry.message}\n\n"
             f"Originally-by: {series.seed_author}\n"
             f"Generated-by: slabconv ({rules})\n"
@@ -68,7 +70,10 @@ def apply_entry(series: manifest.Series, entry: manifest.Entry, wt: WorkTree) ->
                         new = declsplit.split(old, step.defines["fn"], step.defines["var"])
                         if new != old:
                             (tree / f).write_text(new)
-            spatch.apply_rule(series.root / step.path, tree, step.files, defines=step.defines,
+            rule = series.root / step.path
+            if step.chain:
+                rule = spatch.compose([series.root / r for r in step.rules], wt.scratch)
+            spatch.apply_rule(rule, tree, step.files, defines=step.defines,
                               options=step.options, what=what)
         else:
             template.insert(series.root, tree, step.path, step.files[0], before=step.before, at=step.at)
@@ -88,7 +93,7 @@ def apply_entry(series: manifest.Series, entry: manifest.Entry, wt: WorkTree) ->
         if not ok:
             raise SlabconvError(f"entry '{entry.id}' ({entry.subject}): expected effect missing\n"
                                 f"  expected: {x.describe()}\n  found:    {found}")
-    return wt.changed_files()
+    return wt.changed_files(entry.files)
 
 
 def regenerate(tree: Path, source_id: str, *, version: str, output: Path | None,
@@ -106,27 +111,47 @@ def regenerate(tree: Path, source_id: str, *, version: str, output: Path | None,
     workdir = workdir or paths.cache_dir("work", version, source_id)
     wt = WorkTree.prepare(tree, source_id, workdir, identity, date)
     results = []
+    skipped = []
     total = len(series.entries)
     for i, entry in enumerate(series.entries, 1):
         e0 = time.monotonic()
+        if entry.skip:
+            info("regen", f"[{i}/{total}] SKIPPED {entry.subject}")
+            skipped.append((entry.id, entry.subject, entry.skip))
+            if until and entry.id == until:
+                break
+            continue
         info("regen", f"[{i}/{total}] {entry.subject}")
         files = apply_entry(series, entry, wt)
-        commit = wt.commit(commit_message(series, entry, identity))
+        commit = wt.commit(commit_message(series, entry, identity), files)
         results.append(EntryResult(entry.id, entry.subject, time.monotonic() - e0, files, commit))
         if until and entry.id == until:
             break
     patches: list[Path] = []
     if output is not None:
-        patches = write_series(wt, series, output, source_id)
-    return RegenResult(wt, results, time.monotonic() - t0, output, patches)
+        patches = write_series(wt, series, output, source_id, skipped)
+    return RegenResult(wt, results, time.monotonic() - t0, output, patches, skipped)
 
 
-def write_series(wt: WorkTree, series: manifest.Series, output: Path, source_id: str) -> list[Path]:
+def cover_blurb(series: manifest.Series, skipped) -> str:
+    """The cover letter's text: the manifest's blurb and the skipped steps."""
+    if not skipped:
+        return series.blurb
+    lines = [series.blurb, "", "Steps of the original series that this kernel does not have "
+             "(no patch):"]
+    for _, subject, reason in skipped:
+        lines.append(f"  {subject}")
+        lines.extend(f"    {ln}" for ln in textwrap.wrap(reason, 66))
+    return "\n".join(lines)
+
+
+def write_series(wt: WorkTree, series: manifest.Series, output: Path, source_id: str,
+                 skipped=()) -> list[Path]:
     output.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{output.name}.", dir=output.parent))
     try:
         staged = tmp / "series"
-        wt.format_patch(staged, series.subject, series.blurb)
+        wt.format_patch(staged, series.subject, cover_blurb(series, skipped))
         (staged / "SOURCE").write_text(
             f"source: {source_id}\nspatch: {spatch.spatch_version()}\n"
             f"identity: {wt.identity}\ndate: {wt.date}\n")
@@ -151,6 +176,7 @@ def summary_json(result: RegenResult) -> str:
         "seconds": round(result.seconds, 2),
         "entries": [{"id": e.id, "subject": e.subject, "seconds": round(e.seconds, 2),
                      "files": e.files, "commit": e.commit} for e in result.entries],
+        "skipped": [{"id": i, "subject": sub, "reason": r} for i, sub, r in result.skipped],
         "output": str(result.output) if result.output else None,
         "worktree": str(result.worktree.path),
     }, indent=2)

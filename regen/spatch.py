@@ -83,3 +83,31 @@ def report_rule(rule: Path, tree: Path, files: list[str], *, defines: dict[str, 
         raise SlabconvError(f"{what}: spatch failed on {rule.name}{where}:\n"
                             f"{(err or cp.stdout).strip()}")
     return cp.stdout
+
+
+def compose(rules: list[Path], scratch: Path) -> Path:
+    """One SmPL file that runs `rules` in order (one spatch run instead of
+    several: each rule still sees what the ones before it changed).  The
+    `virtual` declarations are merged; rule names must be distinct across
+    the files (they are in cocci/rules).  Written to `scratch`, named after
+    its content."""
+    import hashlib
+    virtuals: list[str] = []
+    bodies = []
+    for r in rules:
+        text = r.read_text()
+        for m in re.finditer(r"^virtual\s+(.+)$", text, re.M):
+            for v in (x.strip() for x in m.group(1).split(",")):
+                if v and v not in virtuals:
+                    virtuals.append(v)
+        body = re.sub(r"^virtual\s+.+$\n?", "", text, flags=re.M)
+        bodies.append(f"// ---- {r.name} ----\n{body.strip()}\n")
+    out = "".join(f"virtual {v}\n" for v in virtuals) + "\n" + "\n".join(bodies)
+    scratch.mkdir(parents=True, exist_ok=True)
+    digest = hashlib.sha256(out.encode()).hexdigest()[:12]
+    path = scratch / f"{'+'.join(r.stem for r in rules)}-{digest}.cocci"
+    if not path.is_file():
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(out)
+        tmp.replace(path)
+    return path

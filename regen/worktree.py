@@ -121,17 +121,38 @@ class WorkTree:
         return self.git("rev-parse", "-q", "--verify", f"refs/tags/{BASE_TAG}", check=False).strip() != ""
 
     # --- per entry --------------------------------------------------------
-    def changed_files(self) -> list[str]:
-        out = self.git("status", "--porcelain", "--untracked-files=all")
+    @property
+    def scratch(self) -> Path:
+        """Driver files that belong next to the tree, not in it (composed rules)."""
+        return self.path.parent / "scratch"
+
+    def changed_files(self, paths=()) -> list[str]:
+        """Files that differ from HEAD (only among `paths` when given: a
+        status of the whole tree takes long)."""
+        out = self.git("status", "--porcelain", "--untracked-files=all", "--", *paths)
         return sorted(line[3:] for line in out.splitlines() if line.strip())
 
     def diff(self, *paths: str) -> str:
         return self.git("diff", "--", *paths)
 
-    def commit(self, message: str) -> str:
-        self.git("add", "-A")
-        self.git("commit", "-q", "--no-verify", "-F", "-", input=message)
-        return self.git("rev-parse", "HEAD").strip()
+    def commit(self, message: str, paths=()) -> str:
+        """Commit the changes (of `paths` only when given: then with git's
+        plumbing, which does not look at the rest of the tree)."""
+        if not paths:
+            self.git("add", "-A")
+            self.git("commit", "-q", "--no-verify", "--no-status", "-F", "-", input=message)
+            return self.git("rev-parse", "HEAD").strip()
+        present = [p for p in paths if (self.path / p).exists()]
+        gone = [p for p in paths if not (self.path / p).exists()]
+        if present:
+            self.git("update-index", "--add", "--", *present)
+        if gone:
+            self.git("update-index", "--remove", "--", *gone)
+        tree = self.git("write-tree").strip()
+        head = self.git("rev-parse", "HEAD").strip()
+        commit = self.git("commit-tree", tree, "-p", head, "-F", "-", input=message).strip()
+        self.git("update-ref", "HEAD", commit)
+        return commit
 
     def commits(self) -> list[str]:
         return self.git("rev-list", "--reverse", f"{BASE_TAG}..HEAD").split()

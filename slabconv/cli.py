@@ -39,7 +39,10 @@ def do_regen(args):
                             identity=worktree.user_identity(), until=getattr(args, "until", None))
     for e in res.entries:
         info("regen", f"  {e.seconds:6.2f}s  {e.subject}")
-    info("regen", f"{len(res.entries)} patches in {res.seconds:.1f}s -> {out}")
+    for _, subject, reason in res.skipped:
+        info("regen", f"  skipped  {subject}: {' '.join(reason.split())}")
+    info("regen", f"{len(res.entries)} patches, {len(res.skipped)} steps skipped, "
+                  f"in {res.seconds:.1f}s -> {out}")
     return src, res
 
 

@@ -65,7 +65,24 @@ def verify_applied(ap: Applied, config: str = DEFAULT_CONFIG):
                            baseline_id=f"{ap.src.source_id}@{ap.baseline_id[:12]}")
     print(r.summary)
     r.residue = residue_summary(ap)
+    gated = residue_gate(r.residue)
+    if gated:
+        r.ok = False
+        r.problems.append(f"{len(gated)} struct page use(s) NOT allowed in converted file(s) "
+                          f"{', '.join(sorted({c.finding.file for c in gated}))}")
+        for c in gated[:20]:
+            f = c.finding
+            print(f"  NOT allowed: {f.file}:{f.line} {f.function} {f.kind} {f.text}")
     return r
+
+
+def residue_gate(rr) -> list:
+    """NOT allowed uses in the files residue.toml says are converted."""
+    if rr is None:
+        return []
+    from verify import residue
+    gate = set(residue.load_allowlist().gate)
+    return [c for c in rr.not_allowed if c.finding.file in gate]
 
 
 def residue_summary(ap: Applied, limit: int = 10):

@@ -256,13 +256,15 @@ message = "m"
 ''')
     s = manifest.load(m)
     st = s.entries[0].steps
-    assert [x.path for x in st] == ["rules/slab_param.cocci", "rules/slab_callers.cocci",
-                                   "rules/slab_fold.cocci", "rules/slab_var.cocci",
-                                   "rules/slab_fold.cocci"]
+    # one spatch run per conversion; the entry ends with one fold over
+    # the files its conversions touched
+    assert [x.rules for x in st] == [["rules/slab_param.cocci", "rules/slab_callers.cocci"],
+                                    ["rules/slab_var.cocci"], ["rules/slab_fold.cocci"]]
     assert st[0].files == ["mm/slub.c"] and not st[0].optional
-    assert st[1].optional and st[2].optional
-    assert st[3].defines == {"fn": "f", "var": "oldpage", "to": "oldslab"}
-    assert st[3].files == ["mm/a.c"]
+    assert st[0].defines == {"fn": "validate_slab"}
+    assert st[1].defines == {"fn": "f", "var": "oldpage", "to": "oldslab"}
+    assert st[1].files == ["mm/a.c"]
+    assert st[2].optional and st[2].files == ["mm/slub.c", "mm/a.c"]
     m.write_text(m.read_text().replace('convert = "param"', 'convert = "struct"'))
     with pytest.raises(SlabconvError) as e:
         manifest.load(m)

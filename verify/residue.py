@@ -96,6 +96,7 @@ class Allowlist:
     all_files: list[str]            # --all
     types: list[str]                # headers scanned along for struct member types
     entries: list[Entry]            # deny entries first, then allow, each in file order
+    gate: list[str] = field(default_factory=list)   # converted files: verify fails on a NOT allowed use
 
     def classify(self, f: Finding) -> Classified:
         for i, e in enumerate(self.entries):
@@ -125,6 +126,7 @@ def load_allowlist(path: Path = ALLOWLIST) -> Allowlist:
     files = _strings(scope.get("files", []) or ["mm/slub.c"], "files", f"{path} [scope]")
     all_files = _strings(scope.get("all", []) or files, "all", f"{path} [scope]")
     types = _strings(scope["types"], "types", f"{path} [scope]") if scope.get("types") else []
+    gate = _strings(scope["gate"], "gate", f"{path} [scope]") if scope.get("gate") else []
     entries = []
     for action in ("deny", "allow"):
         for n, raw in enumerate(data.get(action, []), 1):
@@ -152,7 +154,7 @@ def load_allowlist(path: Path = ALLOWLIST) -> Allowlist:
                 except re.error as err:
                     raise SlabconvError(f"{where}: bad `text` regex: {err}", exit_code=2)
             entries.append(e)
-    return Allowlist(path, files, all_files, types, entries)
+    return Allowlist(path, files, all_files, types, entries, gate)
 
 
 # ---- finding the uses ---------------------------------------------------------

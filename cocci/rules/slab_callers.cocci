@@ -7,12 +7,9 @@
 /// converted parameter is taken from the definition, and in every call
 ///   fn(a0, ..., a(n-1), E, ...)   -> fn(a0, ..., a(n-1), page_slab(E), ...)
 ///   fn(..., slab_page(X), ...)    -> fn(..., X, ...)   (already a slab)
-/// Then, in the same files, the identities
-///   page_slab(slab_page(X))       -> X
-///   slab_page(page_slab(X))       -> X
-///   page_slab(virt_to_head_page(X)) -> virt_to_slab(X)
-///   slab_page(X)->F               -> X->F  (F a field struct slab carries)
-/// are folded, so that a conversion never leaves a round trip behind.
+/// The round trips this leaves (page_slab(slab_page(x)), page_slab(
+/// virt_to_head_page(x)), ...) are folded by slab_fold.cocci, which the
+/// driver runs after it in the same spatch run.
 //
 // Confidence: High (only arguments at the converted position are wrapped;
 //  page_slab() is compound_head(), so a tail page is handled as before)
@@ -47,22 +44,3 @@ expression E;
 + page_slab(E)
 )
  ,...)
-
-@fold depends on patch@
-expression X;
-identifier F = {flags, slab_list, next, pobjects, rcu_head, slab_cache, freelist,
-                s_mem, counters, inuse, objects, frozen, active, units};
-@@
-(
-- slab_page(X)->F
-+ X->F
-|
-- page_slab(slab_page(X))
-+ X
-|
-- slab_page(page_slab(X))
-+ X
-|
-- page_slab(virt_to_head_page(X))
-+ virt_to_slab(X)
-)

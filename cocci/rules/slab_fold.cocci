@@ -7,6 +7,8 @@
 ///   slab_page(X)->F                 -> X->F   (F a field struct slab has)
 ///   page_slab(slab_page(X)), slab_page(page_slab(X)) -> X
 ///   page_slab(virt_to_head_page(X)) -> virt_to_slab(X)
+///   page_slab(container_of(X, struct page, F)) -> container_of(X, struct slab, F)
+///   page_size(slab_page(X))         -> slab_size(X)
 ///   page_address(slab_page(X))      -> slab_address(X)
 ///   page_to_nid(slab_page(X))       -> slab_nid(X)
 ///   compound_order(slab_page(X))    -> slab_order(X)
@@ -45,6 +47,12 @@ identifier F = {flags, slab_list, next, pobjects, rcu_head, slab_cache, freelist
 |
 -page_slab(virt_to_head_page(X))
 +virt_to_slab(X)
+|
+-page_slab(container_of(X, struct page, F))
++container_of(X, struct slab, F)
+|
+-page_size(slab_page(X))
++slab_size(X)
 |
 -page_address(slab_page(X))
 +slab_address(X)
