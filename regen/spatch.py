@@ -1,7 +1,10 @@
 """Running one SmPL rule over a list of files, in place."""
 from __future__ import annotations
 
+import hashlib
+import os
 import re
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -47,14 +50,52 @@ def _command(rule: Path, tree: Path, files: list[str], mode: list[str],
     return cmd + list(options or []) + list(files)
 
 
+_VERSION: str | None = None
+
+
+def _cache_key(rule: Path, tree: Path, files: list[str], defines, options) -> str:
+    global _VERSION
+    _VERSION = _VERSION or spatch_version()
+    h = hashlib.sha256()
+    for part in (rule.read_bytes(), repr(sorted((defines or {}).items())).encode(),
+                 repr(list(options or [])).encode(), _VERSION.encode()):
+        h.update(part + b"\0")
+    for f in files:
+        h.update(f.encode() + b"\0" + (tree / f).read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def _cache_dir() -> Path | None:
+    """Where spatch results are kept ($SLABCONV_SPATCH_CACHE=0 turns it off)."""
+    if os.environ.get("SLABCONV_SPATCH_CACHE", "1") == "0":
+        return None
+    from slabconv import paths
+    return paths.cache_dir("spatch")
+
+
 def apply_rule(rule: Path, tree: Path, files: list[str], *, defines: dict[str, str] | None = None,
                options: list[str] | None = None, what: str = "") -> str:
     """Apply `rule` in place to `files` (relative to `tree`); return spatch's output.
 
     Raises SlabconvError (exit 1) with spatch's messages and the file:line they
     name when spatch fails or reports a parse error in the rule.
+
+    Results are cached: the key is the rule's text, the defines and options,
+    the spatch version and the content of every input file, so a hit is what
+    spatch would produce again (only successful runs are kept).
     """
     cmd = _command(rule, tree, files, ["--in-place", "-D", "patch"], defines, options, what)
+    cache = _cache_dir()
+    hit = None
+    if cache is not None:
+        key = _cache_key(rule, tree, files, defines, options)
+        hit = cache / key[:2] / key
+        if (hit / "done").is_file():
+            for i, f in enumerate(files):
+                data = (hit / str(i)).read_bytes()
+                if (tree / f).read_bytes() != data:
+                    (tree / f).write_bytes(data)
+            return (hit / "done").read_text()
     cp = subprocess.run(cmd, cwd=tree, capture_output=True, text=True, errors="replace")
     out = (cp.stdout or "") + (cp.stderr or "")
     bad = cp.returncode != 0 or re.search(r"(parse error|Fatal error|EXN|exception)", out)
@@ -62,6 +103,16 @@ def apply_rule(rule: Path, tree: Path, files: list[str], *, defines: dict[str, s
         places = error_places(out)
         where = f" at {', '.join(places)}" if places else ""
         raise SlabconvError(f"{what}: spatch failed on {rule.name}{where}:\n{out.strip()}")
+    if hit is not None:
+        tmp = hit.with_name(f"{hit.name}.tmp{os.getpid()}")
+        tmp.mkdir(parents=True, exist_ok=True)
+        for i, f in enumerate(files):
+            (tmp / str(i)).write_bytes((tree / f).read_bytes())
+        (tmp / "done").write_text(out)
+        try:
+            tmp.rename(hit)
+        except OSError:              # another run stored the same result first
+            shutil.rmtree(tmp, ignore_errors=True)
     return out
 
 

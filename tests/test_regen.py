@@ -280,3 +280,32 @@ def test_declsplit_splits_only_the_named_variable_in_the_named_function():
     assert "static void g(void)\n{\n\tstruct page *page, *page2;\n}" in out
     assert declsplit.split(src, "f", "other") == src
     assert declsplit.split(src, "nosuch", "page2") == src
+
+
+def test_spatch_results_are_cached_by_rule_defines_and_input(tmp_path, cache, monkeypatch):
+    from regen import spatch
+    rule = REPO / "cocci" / "rules" / "slab_fold.cocci"
+    src = "void f(struct slab *slab)\n{\n\tvoid *a = page_address(slab_page(slab));\n}\n"
+    (tmp_path / "a.c").write_text(src)
+    calls = []
+    real_run = spatch.subprocess.run
+
+    def counting(cmd, *a, **k):
+        if cmd and str(cmd[0]).endswith("spatch") and "--in-place" in cmd:
+            calls.append(cmd)
+        return real_run(cmd, *a, **k)
+
+    monkeypatch.setattr(spatch.subprocess, "run", counting)
+    spatch.apply_rule(rule, tmp_path, ["a.c"])
+    first = (tmp_path / "a.c").read_text()
+    assert "slab_address(slab)" in first and len(calls) == 1
+    (tmp_path / "a.c").write_text(src)                      # same input: a hit
+    spatch.apply_rule(rule, tmp_path, ["a.c"])
+    assert (tmp_path / "a.c").read_text() == first and len(calls) == 1
+    (tmp_path / "a.c").write_text(src.replace("void *a", "void *b"))   # new input: a miss
+    spatch.apply_rule(rule, tmp_path, ["a.c"])
+    assert "void *b = slab_address(slab)" in (tmp_path / "a.c").read_text() and len(calls) == 2
+    monkeypatch.setenv("SLABCONV_SPATCH_CACHE", "0")        # off: always runs
+    (tmp_path / "a.c").write_text(src)
+    spatch.apply_rule(rule, tmp_path, ["a.c"])
+    assert len(calls) == 3
