@@ -22,7 +22,11 @@ identifier virtual.from;
 type V;
 position p;
 @@
+(
  V from@p;
+|
+ V from@p = ...;
+)
 
 @script:python@
 p << d0.p;
@@ -34,12 +38,20 @@ if p[0].current_element == fn:
 @decl depends on patch@
 identifier virtual.from, virtual.to;
 type V;
+expression E;
 position p : script:python() { (p[0].current_element, p[0].line, p[0].column) in in_fn };
 @@
+(
  V
 -from@p
 +to
  ;
+|
+ V
+-from@p
++to
+ = E;
+)
 
 @uses depends on decl@
 identifier virtual.fn, virtual.from, virtual.to;
