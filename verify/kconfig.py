@@ -32,6 +32,7 @@ STAMP = ".slabconv-config.json"
 # in order).  Adding a configuration is one line here (plus its fragments).
 CONFIGS = {
     "slub": ("x86_64", ["base-x86_64", "slub"]),
+    "slub-nodebug": ("x86_64", ["base-x86_64", "slub", "slub-nodebug"]),
 }
 
 _SET_RE = re.compile(r"^(CONFIG_[A-Za-z0-9_]+)=(.*)$")
