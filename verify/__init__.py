@@ -29,8 +29,10 @@ new_warnings), sparse (sparse gate), tree (snapshots and diffs).
 import fcntl
 import hashlib
 import json
+import re
 import subprocess
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
@@ -100,15 +102,45 @@ def _fmt_secs(s: float) -> str:
 
 
 def _old_builds(out_root: Path, config: str, keep_dir: Path) -> list:
-    """Baseline builds (and their patched dirs) beyond the KEEP_BASELINES
-    most recently used ones."""
-    bases = sorted((p for p in out_root.glob(f"base-{config}-*") if p != keep_dir),
+    """Baseline builds (and their patched and bisect dirs) beyond the
+    KEEP_BASELINES most recently used ones.  Matches this configuration's
+    directories only ("slub" must not take "slub-nodebug"'s)."""
+    own = re.compile(rf"base-{re.escape(config)}-[0-9a-f]{{12}}")
+    bases = sorted((p for p in out_root.glob(f"base-{config}-*")
+                    if p != keep_dir and own.fullmatch(p.name)),
                    key=lambda p: p.stat().st_mtime, reverse=True)
     old = []
     for b in bases[KEEP_BASELINES - 1:]:
         slog.info("verify", f"removing old baseline build {b.name}")
-        old += [b, out_root / b.name.replace("base-", "patched-", 1)]
+        old += [b] + [out_root / b.name.replace("base-", f"{kind}-", 1)
+                      for kind in ("patched", "bisect")]
     return old
+
+
+def build_key(config: str, ident: str, targets=kbuild.DEFAULT_TARGETS) -> str:
+    """The identity of a baseline build: configuration (fragments, arch),
+    targets, CC wrapper and compiler, and the baseline tree's identity."""
+    arch = kconfig.config_arch(config)
+    cfg = kconfig.inputs_digest(kconfig.config_fragments(config), arch)
+    wrapper = hashlib.sha256(kbuild.CCWRAP.read_bytes()).hexdigest()[:8]
+    return _digest(config, cfg, arch, tuple(targets), wrapper, kbuild.compiler(), ident)
+
+
+@contextmanager
+def config_lock(out_root: Path, config: str):
+    """Exclusive use of out_root's builds for one configuration (baseline,
+    patched and bisect dirs), across processes."""
+    lockf = open(Path(out_root) / f".lock-{config}", "w")
+    try:
+        try:
+            fcntl.flock(lockf, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            slog.info("verify", f"waiting for another verify run on {out_root} ({config})")
+            fcntl.flock(lockf, fcntl.LOCK_EX)
+        yield
+    finally:
+        fcntl.flock(lockf, fcntl.LOCK_UN)
+        lockf.close()
 
 
 def _baseline(src: Path, base_dir: Path, key: str, config: str, arch: str,
@@ -181,19 +213,18 @@ def check_build(baseline_src, patched_src, out_root, config: str = "slub",
     out_root.mkdir(parents=True, exist_ok=True)
 
     ident = baseline_id or tree.identity(baseline_src)
-    cfg = kconfig.inputs_digest(kconfig.config_fragments(config), arch)
-    wrapper = hashlib.sha256(kbuild.CCWRAP.read_bytes()).hexdigest()[:8]
-    key = _digest(config, cfg, arch, targets, wrapper, kbuild.compiler(), ident)
+    key = build_key(config, ident, targets)
     base_dir = out_root / f"base-{config}-{key}"
     pat_dir = out_root / f"patched-{config}-{key}"
 
-    lockf = open(out_root / f".lock-{config}", "w")
     slog.info("verify", f"config {config} ({arch}); baseline {ident}; builds in {out_root}")
-    try:
-        fcntl.flock(lockf, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        slog.info("verify", f"waiting for another verify run on {out_root} ({config})")
-        fcntl.flock(lockf, fcntl.LOCK_EX)
+    with config_lock(out_root, config):
+        return _check_build_locked(baseline_src, patched_src, out_root, config, sparse_files,
+                                   base_dir, pat_dir, key, arch, targets, jobs, incremental, t0)
+
+
+def _check_build_locked(baseline_src, patched_src, out_root, config, sparse_files, base_dir,
+                        pat_dir, key, arch, targets, jobs, incremental, t0) -> VerifyResult:
     cleaner = None
     try:
         base_dir.mkdir(parents=True, exist_ok=True)
@@ -267,8 +298,6 @@ def check_build(baseline_src, patched_src, out_root, config: str = "slub",
     finally:
         if cleaner is not None:
             cleaner.wait()
-        fcntl.flock(lockf, fcntl.LOCK_UN)
-        lockf.close()
 
 
 def summary_text(r: VerifyResult) -> str:

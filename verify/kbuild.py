@@ -254,9 +254,11 @@ def image_path(out: Path, arch: str) -> Path:
 
 def build(src, out, *, targets=DEFAULT_TARGETS, jobs: int = 2, arch: str = "x86_64",
           config: Optional[str] = None, label: Optional[str] = None,
-          log: Optional[Path] = None, use_ccache: Optional[bool] = None) -> BuildResult:
+          log: Optional[Path] = None, use_ccache: Optional[bool] = None,
+          quiet: bool = False) -> BuildResult:
     """Build `targets` of the source tree `src` in O=`out` (configured already,
-    or `config` names a configuration of verify.kconfig to apply first)."""
+    or `config` names a configuration of verify.kconfig to apply first).
+    quiet: no start/end lines on stderr (progress every PROGRESS_EVERY s stays)."""
     src, out = Path(src).resolve(), Path(out).resolve()
     if shutil.which("make") is None:
         raise SlabconvError("'make' not found; install the Debian package 'make'", exit_code=3)
@@ -277,8 +279,9 @@ def build(src, out, *, targets=DEFAULT_TARGETS, jobs: int = 2, arch: str = "x86_
         use_ccache = have_ccache()
     cmd = make_args(src, out, arch, jobs, use_ccache=use_ccache) + list(targets)
     before = ccache_counters(env)
-    slog.info("verify", f"{label}: make {' '.join(targets)} in {out} (-j{jobs}"
-                        f"{', ccache' if use_ccache else ''})")
+    if not quiet:
+        slog.info("verify", f"{label}: make {' '.join(targets)} in {out} (-j{jobs}"
+                            f"{', ccache' if use_ccache else ''})")
     rc, compiled, seconds = run_make(cmd, env=env, log_path=log_path, label=label)
     after = ccache_counters(env)
     cc = {k: after[k] - before.get(k, 0) for k in after} if after else {}
@@ -290,8 +293,9 @@ def build(src, out, *, targets=DEFAULT_TARGETS, jobs: int = 2, arch: str = "x86_
         image=img if ok and "bzImage" in targets and img.is_file() else None,
         error_excerpt="" if ok else error_excerpt(text), out=out, targets=targets,
         returncode=rc, compiled=compiled, ccache=cc)
-    slog.info("verify", f"{label}: {'built' if ok else 'FAILED'} in {seconds:.0f}s, "
-                        f"{compiled} objects compiled"
-                        + (f" (ccache {cc['hits']} hits, {cc['misses']} misses)" if cc else "")
-                        + f", {len(res.warnings)} warnings")
+    if not quiet:
+        slog.info("verify", f"{label}: {'built' if ok else 'FAILED'} in {seconds:.0f}s, "
+                            f"{compiled} objects compiled"
+                            + (f" (ccache {cc['hits']} hits, {cc['misses']} misses)" if cc else "")
+                            + f", {len(res.warnings)} warnings")
     return res
