@@ -34,7 +34,7 @@ def cmd_bench(args) -> int:
     figures["regen_entries"] = {e.subject: round(e.seconds, 2) for e in best.entries}
 
     ap = pipeline.apply_series(src, pipeline.series_dir(src, args.output))
-    vr = pipeline.verify_applied(ap, args.config)
+    vr = pipeline.verify_applied(ap, args.config, bisect_configs=())
     figures["verify_build_seconds"] = {
         "baseline": round(vr.baseline.seconds, 1), "baseline_reused": vr.baseline_reused,
         "patched_incremental": round(vr.patched.seconds, 1) if vr.patched else None}

@@ -16,6 +16,7 @@ from .log import SlabconvError, info
 from .source import Source, resolve
 
 DEFAULT_CONFIG = "slub"
+DEFAULT_BISECT = ("slub", "slub-nodebug")     # configs of the per-patch build check
 
 
 @dataclass
@@ -57,12 +58,25 @@ def apply_series(src: Source, patches_dir: Path) -> Applied:
     return Applied(src, wt.path, base, patches, touched)
 
 
-def verify_applied(ap: Applied, config: str = DEFAULT_CONFIG):
+def verify_applied(ap: Applied, config: str = DEFAULT_CONFIG, bisect_configs=DEFAULT_BISECT):
+    """The final tree (baseline vs patched: build, new compiler and sparse
+    warnings) in `config`, then every patch on its own in each of
+    `bisect_configs` (verify.bisect; none: skipped).  The result fails if any
+    check does; the per-patch report (bisect.json) sits next to report.json."""
     import verify
+    from verify import bisect
+    from regen.worktree import BASE_TAG
     sparse_files = [f for f in ap.touched if f.endswith(".c")]
-    r = verify.check_build(ap.src.tree, ap.tree, paths.cache_dir("build", ap.src.version),
-                           config=config, sparse_files=sparse_files,
-                           baseline_id=f"{ap.src.source_id}@{ap.baseline_id[:12]}")
+    out_root = paths.cache_dir("build", ap.src.version)
+    ident = f"{ap.src.source_id}@{ap.baseline_id[:12]}"
+    r = verify.check_build(ap.src.tree, ap.tree, out_root, config=config,
+                           sparse_files=sparse_files, baseline_id=ident)
+    if bisect_configs:
+        b = bisect.check_series(ap.tree, out_root, list(bisect_configs), base=BASE_TAG,
+                                head="HEAD", baseline_src=ap.src.tree, baseline_id=ident,
+                                report_dir=r.report.parent)
+        print(b.summary)
+        r.add_bisect(b)
     print(r.summary)
     r.residue = residue_summary(ap)
     gated = residue_gate(r.residue)
@@ -107,6 +121,13 @@ def cmd_residue(args) -> int:
     return residue.report(rr, args)
 
 
+def _bisect_configs(args) -> tuple:
+    v = getattr(args, "bisect_configs", None)
+    if v is None:
+        return DEFAULT_BISECT
+    return tuple(c for c in (s.strip() for s in v.split(",")) if c and c != "none")
+
+
 def boot_verified(vr, run_name: str = "patched"):
     import boot
     out = paths.cache_dir("boot", "runs", run_name)
@@ -123,13 +144,13 @@ def _src(args) -> Source:
 def cmd_verify(args) -> int:
     src = _src(args)
     ap = apply_series(src, series_dir(src, args.output))
-    return 0 if verify_applied(ap, args.config).ok else 1
+    return 0 if verify_applied(ap, args.config, _bisect_configs(args)).ok else 1
 
 
 def cmd_boot(args) -> int:
     src = _src(args)
     ap = apply_series(src, series_dir(src, args.output))
-    vr = verify_applied(ap, args.config)
+    vr = verify_applied(ap, args.config, bisect_configs=())
     if vr.patched is None or not vr.patched.ok:
         raise SlabconvError("the patched kernel does not build; nothing to boot")
     return 0 if boot_verified(vr).passed else 1
@@ -140,7 +161,7 @@ def cmd_all(args) -> int:
     t0 = time.monotonic()
     src, regen = do_regen(args)
     ap = apply_series(src, regen.output)
-    vr = verify_applied(ap, args.config)
+    vr = verify_applied(ap, args.config, _bisect_configs(args))
     ok = vr.ok
     bres = None
     if vr.patched is not None and vr.patched.ok:
@@ -149,7 +170,8 @@ def cmd_all(args) -> int:
     report = {
         "kernel": src.version, "source": src.source_id, "ok": ok,
         "regen_seconds": round(regen.seconds, 2), "patches": len(ap.patches),
-        "verify": {"ok": vr.ok, "problems": vr.problems},
+        "verify": {"ok": vr.ok, "problems": vr.problems,
+                   "bisect": vr.bisect.brief() if vr.bisect is not None else None},
         "residue": None if getattr(vr, "residue", None) is None else {
             "ok": vr.residue.ok, "uses": len(vr.residue.results),
             "not_allowed": len(vr.residue.not_allowed)},
@@ -175,6 +197,11 @@ def add_commands(sub, common) -> None:
         common(p)
         p.add_argument("--config", default=DEFAULT_CONFIG, help="kernel config (verify/configs)")
         p.add_argument("--output", "-o", default=None, help="the series directory")
+        if name in ("verify", "all"):
+            p.add_argument("--bisect-configs", default=",".join(DEFAULT_BISECT),
+                           help="configs in which every patch must build on its own "
+                                "(comma-separated; 'none' skips the per-patch check; "
+                                "default: %(default)s)")
         p.set_defaults(func=func)
 
     from verify import residue

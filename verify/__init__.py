@@ -72,6 +72,19 @@ class VerifyResult:
     baseline_out: Optional[Path] = None
     patched_src: Optional[Path] = None
     patched_out: Optional[Path] = None
+    bisect: Optional[object] = None     # verify.bisect.BisectResult (per-patch builds)
+
+    def add_bisect(self, b) -> None:
+        """Fold a per-patch check (verify.bisect) into this result: a failing
+        patch fails the verification; report.json and summary.txt are rewritten."""
+        self.bisect = b
+        if not b.ok:
+            self.ok = False
+            self.problems.extend(b.problems or ["the per-patch check failed"])
+        self.summary = summary_text(self)
+        if self.report is not None:
+            self.report.write_text(json.dumps(self.to_dict(), indent=1) + "\n")
+            (self.report.parent / "summary.txt").write_text(self.summary + "\n")
 
     def to_dict(self) -> dict:
         return {
@@ -86,6 +99,7 @@ class VerifyResult:
             "baseline": self.baseline.to_dict(),
             "patched": self.patched.to_dict() if self.patched else None,
             "sparse": self.sparse.to_dict() if self.sparse else None,
+            "bisect": self.bisect.brief() if self.bisect is not None else None,
         }
 
 
@@ -332,6 +346,13 @@ def summary_text(r: VerifyResult) -> str:
     if r.sparse_not_built:
         L.append(f"  sparse    not built in this config, not checked: "
                  f"{', '.join(r.sparse_not_built)}")
+    if r.bisect is not None:
+        b = r.bisect
+        per = ", ".join(f"{c.config} {'OK' if c.ok else 'FAIL'}" for c in b.configs)
+        L.append(f"  per-patch {len(b.commits)} patches: {per} ({_fmt_secs(b.seconds)}; "
+                 f"{b.report})")
+        for p in b.problems:
+            L.append(f"    {p.splitlines()[0]}")
     for b, name in ((r.baseline, "baseline"), (r.patched, "patched")):
         if b is not None and not b.ok:
             L.append(f"  {name} build errors:")
