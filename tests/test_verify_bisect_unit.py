@@ -29,6 +29,7 @@ def out(tmp_path):
     return o
 
 
+FULL = ["bzImage", "modules_prepare"]
 DEPS = {
     "mm/slub.c": {"mm/slub.o"},
     "mm/usercopy.c": {"mm/usercopy.o"},
@@ -47,17 +48,17 @@ DEPS = {
     (["mm/slab.c"], "none", [], ["mm/slab.c"]),                      # SLAB under SLUB
     (["mm/slab.c", "mm/slub.c"], "objects", ["mm/slub.o"], ["mm/slab.c"]),
     ([], "none", [], []),
-    (["include/linux/mm.h"], "full", ["vmlinux"], []),
-    (["mm/slab.h", "mm/slub.c"], "full", ["vmlinux"], []),           # a header: every includer
-    (["include/linux/never_included.h"], "full", ["vmlinux"], []),
-    (["mm/Makefile"], "full", ["vmlinux"], []),
-    (["mm/Kconfig"], "full", ["vmlinux"], []),
-    (["arch/x86/lib/memcpy_64.S"], "full", ["vmlinux"], []),
-    (["mm/percpu-vm.c"], "full", ["vmlinux"], []),                   # included by percpu.c
-    (["lib/xz/xz_dec_stream.c"], "full", ["vmlinux"], []),           # also in the boot code
-    (["arch/x86/kernel/asm-offsets.c"], "full", ["vmlinux"], []),    # compiled to a .s
-    (["scripts/mod/modpost.c"], "full", ["vmlinux"], []),            # a host program
-    (["mm/slab.c", "mm/slab.h"], "full", ["vmlinux"], ["mm/slab.c"]),
+    (["include/linux/mm.h"], "full", FULL, []),
+    (["mm/slab.h", "mm/slub.c"], "full", FULL, []),           # a header: every includer
+    (["include/linux/never_included.h"], "full", FULL, []),
+    (["mm/Makefile"], "full", FULL, []),
+    (["mm/Kconfig"], "full", FULL, []),
+    (["arch/x86/lib/memcpy_64.S"], "full", FULL, []),
+    (["mm/percpu-vm.c"], "full", FULL, []),                   # included by percpu.c
+    (["lib/xz/xz_dec_stream.c"], "full", FULL, []),           # also in the boot code
+    (["arch/x86/kernel/asm-offsets.c"], "full", FULL, []),    # compiled to a .s
+    (["scripts/mod/modpost.c"], "full", FULL, []),            # a host program
+    (["mm/slab.c", "mm/slab.h"], "full", FULL, ["mm/slab.c"]),
 ])
 def test_plan_build(out, files, kind, targets, not_built):
     p = bisect.plan_build(files, out, DEPS)
@@ -351,7 +352,7 @@ def test_loop_builds_each_patch_incrementally_and_resumes(series, tmp_path, monk
     assert r.ok, r.summary
     c = r.configs[0]
     assert [(p.index, p.action, p.targets) for p in c.patches] == [
-        (1, "objects", ["mm/a.o"]), (2, "full", ["vmlinux"]), (3, "none", []),
+        (1, "objects", ["mm/a.o"]), (2, "full", FULL), (3, "none", []),
         (4, "objects", ["mm/a.o", "mm/b.o"])]
     assert c.patches[2].not_built == ["mm/slab.c"]
     # the baseline, then exactly what each patch touches
@@ -517,3 +518,16 @@ def test_verify_result_folds_in_a_failing_bisect(tmp_path):
     assert "per-patch 2 patches: slub-nodebug FAIL" in r.summary
     assert (tmp_path / "summary.txt").read_text().startswith("verify slub: FAIL")
     assert "first failing patch 2/2: mm: Break" in b.summary and "cached" in b.summary
+
+
+def test_baseline_exported_from_the_repository(series, tmp_path, monkeypatch):
+    """Without baseline_src the base commit is exported (git archive) once."""
+    pristine, repo, base = series
+    FakeKernel(monkeypatch)
+    patch(repo, "mm: Change a", {"mm/a.c": A_C.replace("1", "11")})
+    out_root = tmp_path / "builds"
+    r = bisect.check_series(repo, out_root, ["slub"])
+    assert r.ok, r.summary
+    src = out_root / f"bisect-src-{base[:12]}"
+    assert (src / "mm/a.c").read_text() == A_C and (src / ".slabconv-complete").is_file()
+    assert r.report == out_root / "bisect.json"
