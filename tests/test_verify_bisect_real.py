@@ -1,0 +1,170 @@
+"""verify.bisect on the real 5.10 tree: a defect planted in the middle of the
+committed series must be blamed on exactly the patch and the configuration
+that carry it, with the compiler's error, although the series' last commit
+(the tree the final build checks) is fine.
+
+The planted series are made with git plumbing in a `git clone --shared
+--no-checkout` of the applied work tree (no 1 GB checkout): the committed
+patches 1..3, the planted patch, a patch that removes it again, then the
+next committed patches with their own trees.  Patches 1..3 are the committed
+series' own commits, so their per-patch results are shared with
+`slabconv verify` (and between these tests) through the bisect state in the
+cache; only the planted part is built here.
+
+  * SLUB_DEBUG only: a call of init_tracking(), which mm/slub.c defines only
+    under CONFIG_SLUB_DEBUG: slub-nodebug must fail on that patch, slub must
+    pass the whole series.
+  * a syntax error, through `python3 -m slabconv verify` on the series as
+    patch files: exit 1, the patch and both configurations named.
+
+Nothing here skips: a missing tool or kernel is a failure.
+"""
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from regen.worktree import BASE_TAG  # noqa: E402
+from slabconv import paths, pipeline  # noqa: E402
+from slabconv.source import resolve  # noqa: E402
+from verify import bisect  # noqa: E402
+
+pytestmark = [pytest.mark.slow, pytest.mark.network]
+
+AFTER = 3            # the planted patch comes after the committed patch 3
+TAIL = 2             # committed patches after the planted patch and its removal
+INIT_TRACKING = "static void init_tracking(struct kmem_cache *s, void *object)"
+DEBUG_ONLY = """
+void slabconv_planted_debug_only(struct kmem_cache *s, void *object);
+void slabconv_planted_debug_only(struct kmem_cache *s, void *object)
+{
+\tinit_tracking(s, object);\t/* defined only under CONFIG_SLUB_DEBUG */
+}
+"""
+SYNTAX = """
+int slabconv_planted_syntax(void);
+int slabconv_planted_syntax(void)
+{
+\treturn 1
+}
+"""
+GIT_ENV = {"GIT_AUTHOR_NAME": "slabconv test", "GIT_AUTHOR_EMAIL": "test@slabconv",
+           "GIT_COMMITTER_NAME": "slabconv test", "GIT_COMMITTER_EMAIL": "test@slabconv",
+           "GIT_AUTHOR_DATE": "2021-10-04T12:00:00Z", "GIT_COMMITTER_DATE": "2021-10-04T12:00:00Z",
+           "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1"}
+
+
+def git(repo, *args, input=None, env=None) -> str:
+    e = dict(os.environ, **GIT_ENV, **(env or {}))
+    cp = subprocess.run(["git", "-C", str(repo), *map(str, args)], env=e, input=input,
+                        stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert cp.returncode == 0, cp.stderr.decode(errors="replace")
+    return cp.stdout.decode(errors="replace").strip()
+
+
+@pytest.fixture(scope="module")
+def applied():
+    src = resolve(paths.DEFAULT_KERNEL, None)
+    ap = pipeline.apply_series(src, paths.GENERATED / paths.DEFAULT_KERNEL)
+    ap.head = git(ap.tree, "rev-parse", "HEAD")
+    ap.ident = f"{src.source_id}@{ap.baseline_id[:12]}"
+    assert len(ap.patches) > AFTER + TAIL, "the committed series is too short for this test"
+    yield ap
+    pipeline.apply_series(src, paths.GENERATED / paths.DEFAULT_KERNEL)   # leave it as found
+
+
+def plant(ap, root: Path, addition: str, subject: str):
+    """A clone of the applied series with `addition` appended to mm/slub.c
+    in a commit after patch AFTER, removed by the next commit.  Returns
+    (clone, head, number of commits, the planted patch's number)."""
+    clone = root / "repo"
+    git(root, "clone", "-q", "--shared", "--no-checkout", ap.tree, clone)
+    commits = git(clone, "rev-list", "--reverse", f"{BASE_TAG}..{ap.head}").split()
+    after = commits[AFTER - 1]
+    slub = subprocess.run(["git", "-C", str(clone), "show", f"{after}:mm/slub.c"],
+                          stdout=subprocess.PIPE, check=True).stdout
+    assert INIT_TRACKING.encode() in slub, "mm/slub.c changed: update the planted defect"
+    blob = git(clone, "hash-object", "-w", "--stdin", input=slub + addition.encode())
+    idx = {"GIT_INDEX_FILE": str(root / "index")}
+    git(clone, "read-tree", after, env=idx)
+    git(clone, "update-index", "--cacheinfo", f"100644,{blob},mm/slub.c", env=idx)
+    planted_tree = git(clone, "write-tree", env=idx)
+    # a new commit id every run: the planted part is always built, never
+    # taken from the bisect state of an earlier run
+    run = f"slabconv test run {time.time_ns()}"
+    head = git(clone, "commit-tree", planted_tree, "-p", after, "-m",
+               f"{subject}\n\nPlanted defect ({run}).")
+    head = git(clone, "commit-tree", f"{after}^{{tree}}", "-p", head, "-m",
+               f"mm/slub: Remove the planted defect again\n\n{run}.")
+    for c in commits[AFTER:AFTER + TAIL]:
+        head = git(clone, "commit-tree", f"{c}^{{tree}}", "-p", head, "-m",
+                   git(clone, "log", "-1", "--format=%B", c))
+    git(clone, "update-ref", "refs/heads/planted", head)
+    return clone, head, AFTER + 2 + TAIL, AFTER + 1
+
+
+def test_slub_debug_only_defect_is_caught_by_slub_nodebug_only(applied, tmp_path):
+    subject = "mm/slub: Call init_tracking() from outside CONFIG_SLUB_DEBUG"
+    clone, head, n, bad = plant(applied, tmp_path, DEBUG_ONLY, subject)
+    r = bisect.check_series(clone, paths.cache_dir("build", applied.src.version),
+                            ["slub", "slub-nodebug"], base=BASE_TAG, head=head,
+                            baseline_src=applied.src.tree, baseline_id=applied.ident,
+                            report_dir=tmp_path / "report")
+    slub, nodebug = r.configs
+    assert slub.config == "slub" and nodebug.config == "slub-nodebug"
+    assert slub.ok and len(slub.patches) == n and all(p.ok for p in slub.patches), r.summary
+    # the removal changes mm/slub.c only: one object (and a link: a symbol went away)
+    assert slub.patches[bad].action.startswith("objects") and "mm/slub.o" in slub.patches[bad].targets
+    assert not r.ok and not nodebug.ok
+    f = nodebug.first_failure
+    assert (f.index, f.subject) == (bad, subject), r.summary
+    assert len(nodebug.patches) == bad and all(p.ok for p in nodebug.patches[:-1])
+    assert "mm/slub.c:" in f.error_excerpt and "init_tracking" in f.error_excerpt
+    assert "implicit declaration of function 'init_tracking'" in f.error_excerpt
+    assert r.problems == [f'patch {bad}/{n} "{subject}" fails in config slub-nodebug: '
+                          f"{f.problem}"]
+    assert f"first failing patch {bad}/{n}: {subject}" in r.summary
+    rep = json.loads((tmp_path / "report" / "bisect.json").read_text())
+    assert [c["ok"] for c in rep["configs"]] == [True, False]
+    assert rep["configs"][1]["first_failure"]["index"] == bad
+    assert Path(f.log).is_file()
+
+
+def test_slabconv_verify_names_the_patch_that_does_not_compile(applied, tmp_path):
+    """The series as patch files through `python3 -m slabconv verify`: the
+    last commit builds (the final gate passes), patch 4 does not."""
+    subject = "mm/slub: Plant a syntax error"
+    clone, head, n, bad = plant(applied, tmp_path, SYNTAX, subject)
+    series = tmp_path / "series"
+    git(clone, "format-patch", "-q", "-o", series, f"{BASE_TAG}..{head}")
+    assert len(list(series.glob("0*.patch"))) == n
+    cp = subprocess.run([sys.executable, "-m", "slabconv", "verify", "--kernel",
+                         paths.DEFAULT_KERNEL, "--output", series],
+                        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    out, err = cp.stdout, cp.stderr
+    assert cp.returncode == 1, out + err
+    assert "bisect: FAIL" in out and "verify slub: FAIL" in out
+    for config in ("slub", "slub-nodebug"):
+        assert f'patch {bad}/{n} "{subject}" fails in config {config}: does not build' in out
+        assert f"[bisect] {config} [{bad}/{n}] {subject} " in err
+        assert f"[bisect] {config} [{bad + 1}/{n}]" not in err          # stopped there
+    assert f"first failing patch {bad}/{n}: {subject}" in out
+    assert "mm/slub.c:" in out and "error: expected ';' before '}' token" in out
+    # the final tree itself is fine: the final build passed, only the per-patch check failed
+    reports = sorted(paths.cache_dir("build", paths.DEFAULT_KERNEL).glob("patched-slub-*/report.json"),
+                     key=lambda p: p.stat().st_mtime)
+    rep = json.loads(reports[-1].read_text())
+    assert rep["patched"]["ok"] and rep["new_warnings"] == [] and rep["ok"] is False
+    b = json.loads((reports[-1].parent / "bisect.json").read_text())
+    assert [(c["config"], c["first_failure"]["index"], c["first_failure"]["subject"])
+            for c in b["configs"]] == [("slub", bad, subject), ("slub-nodebug", bad, subject)]
+    for c in b["configs"]:
+        assert "error: expected ';'" in c["first_failure"]["error_excerpt"]
+        assert c["patches_checked"] == bad
