@@ -531,3 +531,19 @@ def test_baseline_exported_from_the_repository(series, tmp_path, monkeypatch):
     src = out_root / f"bisect-src-{base[:12]}"
     assert (src / "mm/a.c").read_text() == A_C and (src / ".slabconv-complete").is_file()
     assert r.report == out_root / "bisect.json"
+
+
+def test_old_build_cleanup_keeps_to_its_own_config(tmp_path):
+    """'slub' must not count (or delete) slub-nodebug's builds; an old
+    baseline takes its patched and bisect directories with it."""
+    root = tmp_path / "builds"
+    for i, name in enumerate(["base-slub-%012x" % n for n in range(4)]
+                             + ["base-slub-nodebug-%012x" % n for n in range(4)]):
+        (root / name).mkdir(parents=True)
+        os.utime(root / name, (1000 + i, 1000 + i))
+    keep = root / ("base-slub-%012x" % 3)
+    old = verify._old_builds(root, "slub", keep)
+    assert [p.name for p in old] == [
+        "base-slub-000000000000", "patched-slub-000000000000", "bisect-slub-000000000000"]
+    old = verify._old_builds(root, "slub-nodebug", root / ("base-slub-nodebug-%012x" % 3))
+    assert [p.name for p in old][::3] == ["base-slub-nodebug-000000000000"]
