@@ -162,6 +162,12 @@ def test_slabconv_verify_names_the_patch_that_does_not_compile(applied, tmp_path
                      key=lambda p: p.stat().st_mtime)
     rep = json.loads(reports[-1].read_text())
     assert rep["patched"]["ok"] and rep["new_warnings"] == [] and rep["ok"] is False
+    # verify's own report says why (other gates may fail too: residue)
+    mine = [p for p in rep["problems"] if p.startswith(f'patch {bad}/{n} "{subject}"')]
+    assert len(mine) == 2
+    for p, config in zip(mine, ("slub", "slub-nodebug")):
+        assert p.startswith(f'patch {bad}/{n} "{subject}" fails in config {config}: '
+                            "does not build (make "), p
     b = json.loads((reports[-1].parent / "bisect.json").read_text())
     assert [(c["config"], c["first_failure"]["index"], c["first_failure"]["subject"])
             for c in b["configs"]] == [("slub", bad, subject), ("slub-nodebug", bad, subject)]
