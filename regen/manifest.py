@@ -141,6 +141,8 @@ def _convert(d: dict, where: str) -> list[Step]:
     if kind == "local":
         defines["var"] = d.get("var", "page")
         defines["to"] = d.get("to", "slab")
+        if defines["var"] == defines["to"]:
+            defines["same_name"] = ""      # the members need no rename
     unknown = set(d) - {"convert", "fn", "files", "const", "var", "to"}
     if unknown:
         raise SlabconvError(f"manifest: {where}: unknown key(s) for convert: "

@@ -33,6 +33,7 @@ STAMP = ".slabconv-config.json"
 CONFIGS = {
     "slub": ("x86_64", ["base-x86_64", "slub"]),
     "slub-nodebug": ("x86_64", ["base-x86_64", "slub", "slub-nodebug"]),
+    "slob": ("x86_64", ["base-x86_64", "slob"]),
 }
 
 _SET_RE = re.compile(r"^(CONFIG_[A-Za-z0-9_]+)=(.*)$")

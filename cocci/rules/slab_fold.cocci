@@ -7,6 +7,8 @@
 ///   slab_page(X)->F                 -> X->F   (F a field struct slab has)
 ///   page_slab(slab_page(X)), slab_page(page_slab(X)) -> X
 ///   page_slab(virt_to_head_page(X)) -> virt_to_slab(X)
+///   page_slab(virt_to_page(X))      -> virt_to_slab(X)
+///   PageSlobFree(slab_page(X)) and its setters -> slab_test_free(X) ...
 ///   page_slab(container_of(X, struct page, F)) -> container_of(X, struct slab, F)
 ///   page_size(slab_page(X))         -> slab_size(X)
 ///   page_address(slab_page(X))      -> slab_address(X)
@@ -47,6 +49,18 @@ identifier F = {flags, slab_list, next, pobjects, rcu_head, slab_cache, freelist
 |
 -page_slab(virt_to_head_page(X))
 +virt_to_slab(X)
+|
+-page_slab(virt_to_page(X))
++virt_to_slab(X)
+|
+-PageSlobFree(slab_page(X))
++slab_test_free(X)
+|
+-__SetPageSlobFree(slab_page(X))
++__slab_set_free(X)
+|
+-__ClearPageSlobFree(slab_page(X))
++__slab_clear_free(X)
 |
 -page_slab(container_of(X, struct page, F))
 +container_of(X, struct slab, F)

@@ -21,8 +21,10 @@
 // Confidence: High (the variable's every use is rewritten; only its type
 //  changes, never what it points to)
 // Options: --no-includes -D fn=<function> -D var=<local> -D to=<new name>
+//  [-D same_name when var and to are the same: members are left as they are]
 
 virtual patch
+virtual same_name
 
 // The declaration may sit inside an #ifdef of the body, where a
 // `fn(...) { ... }` context does not reach: match it anywhere and keep
@@ -62,7 +64,7 @@ expression E;
 
 // The members first, so that an assignment such as `var = var->next`
 // reads `to = to->next` below.
-@fields depends on decl@
+@fields depends on decl && !same_name@
 identifier virtual.fn, virtual.var, virtual.to;
 type T;
 identifier F = {flags, slab_list, next, pobjects, rcu_head, slab_cache, freelist,
@@ -141,15 +143,25 @@ position p : script:python() { (p[0].current_element, p[0].line, p[0].column) in
 +to
  ,...) S
 
+// What the rules above converted is left alone (when var and to are the
+// same name, as SLOB's sp, they would otherwise match again).
 @uses depends on decl@
 identifier virtual.fn, virtual.var, virtual.to;
 type T;
+expression E;
+identifier F;
 position q : script:python() { (q[0].current_element, q[0].line, q[0].column) not in cursors };
 @@
  T fn(...)
  {
  <...
+(
+ var = E
+|
+ var->F
+|
 -var@q
 +slab_page(to)
+)
  ...>
  }
