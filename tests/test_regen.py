@@ -231,29 +231,24 @@ def test_effects_ignore_comments_and_find_signatures():
 
 
 def test_convert_step_expands_into_the_generic_rules(tmp_path):
-    m = tmp_path / "series.toml"
-    (tmp_path / "rules").symlink_to(REPO / "cocci" / "rules")
-    m.write_text('''[series]
-subject = "s"
-seed_author = "A <a@b>"
-date = "2021-10-04T14:45:48+01:00"
-[[entry]]
-id = "e"
-subject = "x"
-message = "m"
-  [[entry.step]]
-  convert = "param"
-  fn = "validate_slab"
-  [[entry.step]]
-  convert = "local"
-  fn = "f"
-  var = "oldpage"
-  to = "oldslab"
-  files = ["mm/a.c"]
-  [[entry.expect]]
-  present = "x"
-  in = ["mm/slub.c"]
-''')
+    m = write_manifest(tmp_path / "cocci", """
+    [[entry]]
+    id = "e"
+    subject = "x"
+    message = "m"
+      [[entry.step]]
+      convert = "param"
+      fn = "validate_slab"
+      [[entry.step]]
+      convert = "local"
+      fn = "f"
+      var = "oldpage"
+      to = "oldslab"
+      files = ["mm/a.c"]
+      [[entry.expect]]
+      present = "x"
+      in = ["mm/slub.c"]
+    """)
     s = manifest.load(m)
     st = s.entries[0].steps
     # one spatch run per conversion; the entry ends with one fold over

@@ -1,18 +1,7 @@
-/* The named function only; the same parameter name elsewhere is left alone. */
-static unsigned long count_partial(struct kmem_cache_node *n,
-					int (*get_count)(struct page *))
-{
-	unsigned long x = 0;
-	struct slab *slab;
-
-	list_for_each_entry(slab, &n->partial, slab_list)
-		x += get_count(slab_page(slab));
-	return x;
-}
-
-/* Not in 5.10: a new walker that still holds a page. */
-static unsigned long count_one(struct page *page,
-			       int (*get_count)(struct page *))
+/* Not in 5.10: a new walker that still holds a page, converted when it is
+ * the function named. */
+static unsigned int count_one(struct page *page,
+			      int (*get_count)(struct page *))
 {
 	return get_count(page);
 }
