@@ -96,3 +96,40 @@ def check(expect: Expect, tree: Path) -> tuple[bool, str]:
                 ok = False
                 found.append(f"{f}: no match")
     return ok, "; ".join(found) if found else "as expected"
+
+
+def function_body(src: str, function: str) -> str | None:
+    """The body (between the braces) of the definition of `function` in
+    `src` (comments and strings blanked), or None."""
+    s = strip_comments(src)
+    for m in re.finditer(r"\b%s\s*\((?:[^;{}()]|\([^()]*\))*\)\s*(?:__\w+\s*)*\{" % re.escape(function), s):
+        line_start = s.rfind("\n", 0, m.start()) + 1
+        if re.search(r"[=(,;!&|?:+\-/<>]|return\b", s[line_start:m.start()]):
+            continue                                   # a call, not the definition
+        depth, i = 1, m.end()
+        while i < len(s) and depth:
+            depth += {"{": 1, "}": -1}.get(s[i], 0)
+            i += 1
+        return s[m.end():i - 1]
+    return None
+
+
+def converted(kind: str, function: str, srcs: list[str], to: str = "slab") -> bool:
+    """Whether the generic conversion `kind` of `function` shows in any of
+    `srcs`: a struct slab parameter ("param"), a struct slab return type
+    ("return"), a `struct slab *to` local in its body ("local")."""
+    for src in srcs:
+        if kind == "param":
+            if any(p in ("struct slab *slab", "const struct slab *slab")
+                   for params in parameter_lists(src, function) for p in params):
+                return True
+        elif kind == "return":
+            if re.search(r"\bstruct\s+slab\s*\*\s*%s\s*\(" % re.escape(function), strip_comments(src)):
+                return True
+        elif kind == "local":
+            body = function_body(src, function)
+            if body and re.search(r"\bstruct\s+slab\s*\*\s*%s\b" % re.escape(to), body):
+                return True
+        else:
+            raise ValueError(kind)
+    return False

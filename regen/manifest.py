@@ -42,6 +42,7 @@ class Step:
     why: str = ""                # why a template rather than a rule
     optional: bool = False       # may change nothing
     chain: list[str] = field(default_factory=list)   # rules run after `path` in the same spatch run
+    convert: str = ""            # the generic conversion this step is ("param", ...), if one
 
     @property
     def rules(self) -> list[str]:
@@ -150,7 +151,7 @@ def _convert(d: dict, where: str) -> list[Step]:
     rules = CONVERSIONS[kind]
     # One spatch run: the type change, then (for a parameter) the callers,
     # then the fold -- the later rules see what the earlier ones changed.
-    return [Step("rule", rules[0], files, dict(defines), chain=list(rules[1:]))]
+    return [Step("rule", rules[0], files, dict(defines), chain=list(rules[1:]), convert=kind)]
 
 
 def _fold_once(steps: list[Step]) -> list[Step]:

@@ -52,31 +52,80 @@ def commit_message(series: manifest.Series, entry: manifest.Entry, identity: Ide
             f"Signed-off-by: {identity}\n")
 
 
+def batches(steps: list[manifest.Step]) -> list[list[manifest.Step]]:
+    """Consecutive rule steps over the same files (and spatch options) run
+    together in one spatch run: parsing the file is most of what a run
+    costs, and each rule still sees what the ones before it changed."""
+    out: list[list[manifest.Step]] = []
+    for st in steps:
+        prev = out[-1][0] if out else None
+        if (prev is not None and st.kind == "rule" and prev.kind == "rule"
+                and prev.files == st.files and prev.options == st.options):
+            out[-1].append(st)
+        else:
+            out.append([st])
+    return out
+
+
+def _run_batch(series: manifest.Series, batch: list[manifest.Step], wt: WorkTree,
+               what: str) -> set[int]:
+    """Apply one batch; return the indexes of the steps that matched (all
+    of them for a batch of one, which is checked by its changes)."""
+    tree = wt.path
+    for step in batch:
+        if step.path == "rules/slab_var.cocci":
+            for f in step.files:
+                if (tree / f).is_file():
+                    old = (tree / f).read_text(errors="replace")
+                    new = declsplit.split(old, step.defines["fn"], step.defines["var"])
+                    if new != old:
+                        (tree / f).write_text(new)
+    first = batch[0]
+    if len(batch) == 1:
+        rule = series.root / first.path
+        if first.chain:
+            rule = spatch.compose([series.root / r for r in first.rules], wt.scratch)
+        spatch.apply_rule(rule, tree, first.files, defines=first.defines,
+                          options=first.options, what=what)
+        return {0}
+    rule, defines = spatch.compose_instances(
+        [([series.root / r for r in st.rules], st.defines, not st.convert) for st in batch],
+        wt.scratch)
+    out = spatch.apply_rule(rule, tree, first.files, defines=defines,
+                            options=first.options, what=what)
+    matched = spatch.hits(out)
+    srcs = [(tree / f).read_text(errors="replace") for f in first.files if (tree / f).is_file()]
+    for i, st in enumerate(batch):
+        if st.convert and effects.converted(st.convert, st.defines["fn"], srcs,
+                                            st.defines.get("to", "slab")):
+            matched.add(i)
+    return matched
+
+
 def apply_entry(series: manifest.Series, entry: manifest.Entry, wt: WorkTree) -> list[str]:
     """Apply every step of `entry` to the work tree and check its effects.
 
     Returns the changed files.  Raises SlabconvError naming the entry when a
-    step changes nothing or an expected effect is missing.
+    step changes (or, in a batch, matches) nothing or an expected effect is
+    missing.
     """
     tree = wt.path
-    for n, step in enumerate(entry.steps, 1):
-        what = f"entry '{entry.id}' ({entry.subject}), step {n} ({step.describe()})"
-        before = {f: (tree / f).read_text(errors="replace") for f in step.files if (tree / f).is_file()}
-        if step.kind == "rule":
-            if step.path == "rules/slab_var.cocci":
-                for f in step.files:
-                    old = before.get(f)
-                    if old is not None:
-                        new = declsplit.split(old, step.defines["fn"], step.defines["var"])
-                        if new != old:
-                            (tree / f).write_text(new)
-            rule = series.root / step.path
-            if step.chain:
-                rule = spatch.compose([series.root / r for r in step.rules], wt.scratch)
-            spatch.apply_rule(rule, tree, step.files, defines=step.defines,
-                              options=step.options, what=what)
+    start = {f: (tree / f).read_bytes() if (tree / f).is_file() else None for f in entry.files}
+    n = 0
+    for batch in batches(entry.steps):
+        nums = list(range(n + 1, n + 1 + len(batch)))
+        n += len(batch)
+        label = ", ".join(f"{k} ({st.describe()}{'' if st.kind != 'rule' or not st.defines.get('fn') else ' fn=' + st.defines['fn']})"
+                          for k, st in zip(nums, batch))
+        what = f"entry '{entry.id}' ({entry.subject}), step{'s' if len(batch) > 1 else ''} {label}"
+        files = batch[0].files
+        before = {f: (tree / f).read_text(errors="replace") for f in files if (tree / f).is_file()}
+        if batch[0].kind == "rule":
+            matched = _run_batch(series, batch, wt, what)
         else:
+            step = batch[0]
             template.insert(series.root, tree, step.path, step.files[0], before=step.before, at=step.at)
+            matched = {0}
         changed = []
         for f, old in before.items():
             new = (tree / f).read_text(errors="replace")
@@ -85,15 +134,21 @@ def apply_entry(series: manifest.Series, entry: manifest.Entry, wt: WorkTree) ->
                 if tidied != new:
                     (tree / f).write_text(tidied)
                 changed.append(f)
-        if not changed and not step.optional:
-            raise SlabconvError(f"{what}: the step changed nothing in {', '.join(step.files)}; "
-                                f"expected it to change at least one of them")
+        idle = [(k, st) for i, (k, st) in enumerate(zip(nums, batch))
+                if not st.optional and (not changed or i not in matched)]
+        if idle:
+            k, st = idle[0]
+            fn = f" for {st.defines['fn']}()" if st.defines.get("fn") else ""
+            raise SlabconvError(f"entry '{entry.id}' ({entry.subject}), step {k} "
+                                f"({st.describe()}{fn}): the step changed nothing in "
+                                f"{', '.join(st.files)}; expected it to change at least one of them")
     for x in entry.expects:
         ok, found = effects.check(x, tree)
         if not ok:
             raise SlabconvError(f"entry '{entry.id}' ({entry.subject}): expected effect missing\n"
                                 f"  expected: {x.describe()}\n  found:    {found}")
-    return wt.changed_files(entry.files)
+    return [f for f, old in start.items()
+            if ((tree / f).read_bytes() if (tree / f).is_file() else None) != old]
 
 
 def regenerate(tree: Path, source_id: str, *, version: str, output: Path | None,
@@ -113,20 +168,23 @@ def regenerate(tree: Path, source_id: str, *, version: str, output: Path | None,
     results = []
     skipped = []
     total = len(series.entries)
-    for i, entry in enumerate(series.entries, 1):
-        e0 = time.monotonic()
-        if entry.skip:
-            info("regen", f"[{i}/{total}] SKIPPED {entry.subject}")
-            skipped.append((entry.id, entry.subject, entry.skip))
+    try:
+        for i, entry in enumerate(series.entries, 1):
+            e0 = time.monotonic()
+            if entry.skip:
+                info("regen", f"[{i}/{total}] SKIPPED {entry.subject}")
+                skipped.append((entry.id, entry.subject, entry.skip))
+                if until and entry.id == until:
+                    break
+                continue
+            info("regen", f"[{i}/{total}] {entry.subject}")
+            files = apply_entry(series, entry, wt)
+            commit = wt.commit(commit_message(series, entry, identity), files)
+            results.append(EntryResult(entry.id, entry.subject, time.monotonic() - e0, files, commit))
             if until and entry.id == until:
                 break
-            continue
-        info("regen", f"[{i}/{total}] {entry.subject}")
-        files = apply_entry(series, entry, wt)
-        commit = wt.commit(commit_message(series, entry, identity), files)
-        results.append(EntryResult(entry.id, entry.subject, time.monotonic() - e0, files, commit))
-        if until and entry.id == until:
-            break
+    finally:
+        wt.sync_index()     # the index matches HEAD, also after a failed entry
     patches: list[Path] = []
     if output is not None:
         patches = write_series(wt, series, output, source_id, skipped)

@@ -84,7 +84,7 @@ def apply_rule(rule: Path, tree: Path, files: list[str], *, defines: dict[str, s
     the spatch version and the content of every input file, so a hit is what
     spatch would produce again (only successful runs are kept).
     """
-    cmd = _command(rule, tree, files, ["--in-place", "-D", "patch"], defines, options, what)
+    cmd = _command(rule, tree, files, ["--in-place", "--no-show-diff", "-D", "patch"], defines, options, what)
     cache = _cache_dir()
     hit = None
     if cache is not None:
@@ -136,29 +136,172 @@ def report_rule(rule: Path, tree: Path, files: list[str], *, defines: dict[str, 
     return cp.stdout
 
 
+def _merge_virtuals(texts: list[str]) -> tuple[str, list[str]]:
+    """The `virtual` declarations of `texts` merged into one header, and the
+    texts without them."""
+    virtuals: list[str] = []
+    bodies = []
+    for text in texts:
+        for m in re.finditer(r"^virtual\s+(.+)$", text, re.M):
+            for v in (x.strip() for x in m.group(1).split(",")):
+                if v and v not in virtuals:
+                    virtuals.append(v)
+        bodies.append(re.sub(r"^virtual\s+.+$\n?", "", text, flags=re.M).strip() + "\n")
+    return "".join(f"virtual {v}\n" for v in virtuals), bodies
+
+
+def _write_scratch(out: str, stem: str, scratch: Path) -> Path:
+    scratch.mkdir(parents=True, exist_ok=True)
+    digest = hashlib.sha256(out.encode()).hexdigest()[:12]
+    path = scratch / f"{stem[:80]}-{digest}.cocci"
+    if not path.is_file():
+        tmp = path.with_suffix(f".tmp{os.getpid()}")
+        tmp.write_text(out)
+        tmp.replace(path)
+    return path
+
+
 def compose(rules: list[Path], scratch: Path) -> Path:
     """One SmPL file that runs `rules` in order (one spatch run instead of
     several: each rule still sees what the ones before it changed).  The
     `virtual` declarations are merged; rule names must be distinct across
     the files (they are in cocci/rules).  Written to `scratch`, named after
     its content."""
-    import hashlib
-    virtuals: list[str] = []
-    bodies = []
+    head, bodies = _merge_virtuals([r.read_text() for r in rules])
+    out = head + "\n" + "\n".join(f"// ---- {r.name} ----\n{b}" for r, b in zip(rules, bodies))
+    return _write_scratch(out, "+".join(r.stem for r in rules), scratch)
+
+
+# --- several instances of the rules in one run --------------------------------
+MODES = {"patch", "context", "report", "org"}
+_HEADER_WORDS = {"depends", "on", "extends", "using", "disable", "exists", "forall",
+                 "ever", "never"}
+HIT = "slabconv-hit:"
+
+
+def _rules_of(text: str) -> list[dict]:
+    """The rules of a SmPL file: header, kind, name, metavariable section
+    and body, as (start, end) offsets into `text`.  A line `@...@` (also
+    `@@`) starts a rule when no rule is open; the next `@@` line closes its
+    metavariables; its body runs to the next rule."""
+    rules = []
+    offs = 0
+    cur = None
+    for line in text.splitlines(keepends=True):
+        stripped = line.rstrip()
+        is_at = re.fullmatch(r"@[^@\n]*@", stripped) is not None
+        if is_at and (cur is None or "decls_end" in cur):
+            if cur is not None:
+                cur["body"] = (cur["body"][0], offs)
+                rules.append(cur)
+            words = stripped[1:-1].split()
+            kind = "c"
+            if words and ":" in words[0] and words[0].split(":")[0] in ("script", "initialize", "finalize"):
+                kind = words[0].split(":")[0]
+                words = words[1:]
+            name = words[0] if words and words[0] not in _HEADER_WORDS else None
+            cur = {"kind": kind, "name": name, "head": (offs, offs + len(stripped))}
+        elif cur is not None and "decls_end" not in cur and stripped == "@@":
+            cur["decls"] = (cur["head"][1], offs)
+            cur["decls_end"] = True
+            cur["body"] = (offs + len(stripped), len(text))
+        offs += len(line)
+    if cur is not None:
+        if "decls_end" not in cur:
+            raise SlabconvError(f"SmPL rule header '{text[cur['head'][0]:cur['head'][1]]}' "
+                                f"has no '@@' line")
+        cur["body"] = (cur["body"][0], len(text))
+        rules.append(cur)
+    return rules
+
+
+def instance(text: str, part: str, unit: str) -> tuple[str, list[str]]:
+    """`text` (one rule file) renamed so that it can run next to other
+    instances of itself in one spatch run: rule names and Python globals get
+    the suffix `unit` (one per file and instance), virtual names (and the
+    metavariables bound to them, `identifier virtual.fn` binds fn) get the
+    suffix `part` (shared by the files of one conversion, which take the
+    same -D values).  Returns the text and the renamed names of the rules
+    that transform code (to report whether the instance matched)."""
+    rules = _rules_of(text)
+    names = {r["name"] for r in rules if r["name"]}
+    virt = set(re.findall(r"virtual\.(\w+)", text))
+    for m in re.finditer(r"^virtual\s+(.+)$", text, re.M):
+        virt |= {v.strip() for v in m.group(1).split(",") if v.strip()}
+    virt -= MODES
+    pyglobals: set[str] = set()
     for r in rules:
-        text = r.read_text()
-        for m in re.finditer(r"^virtual\s+(.+)$", text, re.M):
-            for v in (x.strip() for x in m.group(1).split(",")):
-                if v and v not in virtuals:
-                    virtuals.append(v)
-        body = re.sub(r"^virtual\s+.+$\n?", "", text, flags=re.M)
-        bodies.append(f"// ---- {r.name} ----\n{body.strip()}\n")
-    out = "".join(f"virtual {v}\n" for v in virtuals) + "\n" + "\n".join(bodies)
-    scratch.mkdir(parents=True, exist_ok=True)
-    digest = hashlib.sha256(out.encode()).hexdigest()[:12]
-    path = scratch / f"{'+'.join(r.stem for r in rules)}-{digest}.cocci"
-    if not path.is_file():
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(out)
-        tmp.replace(path)
-    return path
+        if r["kind"] == "initialize":
+            body = text[r["body"][0]:r["body"][1]]
+            pyglobals |= set(re.findall(r"^(\w+)\s*=", body, re.M))
+            pyglobals |= set(re.findall(r"^def\s+(\w+)", body, re.M))
+    clash = (names | virt) & pyglobals
+    if clash:
+        raise SlabconvError(f"cannot compose: {', '.join(sorted(clash))} is both a rule name "
+                            f"and a virtual or Python global")
+
+    def sub(pattern_names: set[str], suffix: str, chunk: str, dotted: bool = False) -> str:
+        if not pattern_names:
+            return chunk
+        alt = "|".join(sorted(map(re.escape, pattern_names), key=len, reverse=True))
+        pat = rf"\b({alt})\b(?=\.)" if dotted else rf"\b({alt})\b"
+        return re.sub(pat, lambda m: m.group(1) + suffix, chunk)
+
+    out = []
+    pos = 0
+    for r in rules:
+        out.append(sub(virt, part, text[pos:r["head"][0]]))       # virtual lines, comments
+        head = sub(virt, part, sub(names, unit, text[r["head"][0]:r["head"][1]]))
+        if r["kind"] == "c" and not r["name"]:      # name it, to report its matches
+            r["name"] = f"anon{len(out)}"
+            head = f"@{r['name']}{unit} {head[1:].lstrip()}" if head != "@@" \
+                else f"@{r['name']}{unit}@"
+        out.append(head)
+        decls = text[r["decls"][0]:r["decls"][1]]
+        decls = sub(pyglobals, unit, sub(virt, part, sub(names, unit, decls, dotted=True)))
+        out.append(decls)
+        out.append(text[r["decls"][1]:r["body"][0]])              # the @@ line
+        body = text[r["body"][0]:r["body"][1]]
+        out.append(sub(pyglobals, unit, sub(virt, part, body)))
+        pos = r["body"][1]
+    out.append(sub(virt, part, text[pos:]))
+    transforming = [r["name"] + unit for r in rules
+                    if r["kind"] == "c" and r["name"]
+                    and re.search(r"^[-+]", text[r["body"][0]:r["body"][1]], re.M)]
+    return "".join(out), transforming
+
+
+def compose_instances(parts: list[tuple[list[Path], dict[str, str], bool]],
+                      scratch: Path) -> tuple[Path, dict[str, str]]:
+    """One SmPL file that runs several conversions, each a chain of rule
+    files with its own -D values, in order: the instances are renamed apart
+    (see instance()), and their defines are returned renamed the same way.
+    After each instance whose flag is true a script prints HIT + its index
+    when one of the transforming rules of its first file matched, so that
+    the driver can tell which step did nothing (a Python script costs
+    spatch about 0.3 s to start: the driver asks only where it has no
+    cheaper check)."""
+    texts: list[str] = []
+    defines: dict[str, str] = {}
+    stems = []
+    for i, (rules, defs, report) in enumerate(parts):
+        part = f"_{i}"
+        hits: list[str] = []
+        for j, r in enumerate(rules):
+            text, transforming = instance(r.read_text(), part, f"_{i}_{j}")
+            texts.append(f"// ---- instance {i}: {r.name} ----\n{text}")
+            if j == 0:
+                hits = transforming
+            stems.append(r.stem)
+        if hits and report:
+            texts.append(f"@script:python depends on {' || '.join(hits)}@\n@@\n"
+                         f"print(\"{HIT}{i}\")\n")
+        defines.update({f"{k}{part}": v for k, v in defs.items()})
+    head, bodies = _merge_virtuals(texts)
+    out = head + "\n" + "\n".join(bodies)
+    return _write_scratch(out, "+".join(dict.fromkeys(stems)) + f"-x{len(parts)}", scratch), defines
+
+
+def hits(output: str) -> set[int]:
+    """The instances that matched, from a compose_instances() run's output."""
+    return {int(m) for m in re.findall(rf"^{HIT}(\d+)$", output, re.M)}

@@ -58,6 +58,7 @@ def user_identity() -> Identity:
 
 class WorkTree:
     def __init__(self, path: Path, identity: Identity, date: str):
+        self._unsynced: set[str] = set()
         self.path = path
         self.identity = identity
         self.date = date
@@ -136,23 +137,56 @@ class WorkTree:
         return self.git("diff", "--", *paths)
 
     def commit(self, message: str, paths=()) -> str:
-        """Commit the changes (of `paths` only when given: then with git's
-        plumbing, which does not look at the rest of the tree)."""
+        """Commit the changes (of `paths` only when given: then the new tree
+        is made from HEAD's with the changed blobs swapped in, without
+        reading the index of the whole tree; call sync_index() when done)."""
         if not paths:
             self.git("add", "-A")
             self.git("commit", "-q", "--no-verify", "--no-status", "-F", "-", input=message)
             return self.git("rev-parse", "HEAD").strip()
-        present = [p for p in paths if (self.path / p).exists()]
-        gone = [p for p in paths if not (self.path / p).exists()]
-        if present:
-            self.git("update-index", "--add", "--", *present)
-        if gone:
-            self.git("update-index", "--remove", "--", *gone)
-        tree = self.git("write-tree").strip()
         head = self.git("rev-parse", "HEAD").strip()
+        present = [p for p in paths if (self.path / p).is_file()]
+        blobs = dict(zip(present, self.git("hash-object", "-w", "--", *present).split())) \
+            if present else {}
+        changes: dict[str, str | None] = {p: blobs.get(p) for p in paths}
+        tree = self._tree_with(f"{head}^{{tree}}", "", changes)
         commit = self.git("commit-tree", tree, "-p", head, "-F", "-", input=message).strip()
         self.git("update-ref", "HEAD", commit)
+        self._unsynced.update(paths)
         return commit
+
+    def _tree_with(self, tree: str, prefix: str, changes: dict[str, str | None]) -> str:
+        """The id of `tree` (the directory `prefix` of the commit) with the
+        blobs in `changes` (path -> blob id, None: removed) replaced."""
+        here = {p[len(prefix):]: b for p, b in changes.items() if p.startswith(prefix)}
+        entries = {}
+        for line in self.git("ls-tree", "-z", tree).split("\0"):
+            if line:
+                meta, name = line.split("\t", 1)
+                entries[name] = meta.split()
+        subdirs = {}
+        for rel, blob in here.items():
+            if "/" in rel:
+                subdirs.setdefault(rel.split("/", 1)[0], None)
+            elif blob is None:
+                entries.pop(rel, None)
+            else:
+                mode = entries[rel][0] if rel in entries else "100644"
+                entries[rel] = [mode, "blob", blob]
+        for d in subdirs:
+            old = entries[d][2] if d in entries else self._empty_tree()
+            entries[d] = ["040000", "tree", self._tree_with(old, f"{prefix}{d}/", changes)]
+        listing = "".join(f"{m} {t} {o}\t{n}\0" for n, (m, t, o) in entries.items())
+        return self.git("mktree", "-z", input=listing).strip()
+
+    def _empty_tree(self) -> str:
+        return self.git("mktree", input="").strip()
+
+    def sync_index(self) -> None:
+        """Make the index match HEAD again for the files commit() changed."""
+        if self._unsynced:
+            self.git("update-index", "--add", "--remove", "--", *sorted(self._unsynced))
+            self._unsynced.clear()
 
     def commits(self) -> list[str]:
         return self.git("rev-list", "--reverse", f"{BASE_TAG}..HEAD").split()

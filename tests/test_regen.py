@@ -304,3 +304,130 @@ def test_spatch_results_are_cached_by_rule_defines_and_input(tmp_path, cache, mo
     (tmp_path / "a.c").write_text(src)
     spatch.apply_rule(rule, tmp_path, ["a.c"])
     assert len(calls) == 3
+
+
+# --- several steps of an entry in one spatch run ------------------------------
+SLABS = textwrap.dedent("""\
+    static void use_a(struct kmem_cache *s, struct page *page)
+    {
+    	page->inuse = 0;
+    }
+
+    static void use_b(struct kmem_cache *s, struct page *page)
+    {
+    	page->frozen = 1;
+    }
+
+    static void caller(struct kmem_cache *s, struct page *page)
+    {
+    	use_a(s, page);
+    	use_b(s, page);
+    }
+    """)
+
+
+def _conversions(*fns, entries=False):
+    steps = "".join(f'''
+      [[entry.step]]
+      convert = "param"
+      fn = "{fn}"''' for fn in fns)
+    expect = '''
+      [[entry.expect]]
+      present = "struct slab"
+      in = "mm/slub.c"'''
+    if not entries:
+        return f'''
+    [[entry]]
+    id = "both"
+    subject = "Convert {' and '.join(fns)}"
+    message = "m"{steps}{expect}
+'''
+    return "".join(f'''
+    [[entry]]
+    id = "{fn}"
+    subject = "Convert {fn}"
+    message = "m"
+      [[entry.step]]
+      convert = "param"
+      fn = "{fn}"{expect}
+''' for fn in fns)
+
+
+def test_steps_of_an_entry_run_in_one_spatch_run_with_the_same_result(tree, tmp_path, cache,
+                                                                     monkeypatch):
+    from regen import spatch
+    (tree / "mm" / "slub.c").chmod(0o644)
+    (tree / "mm" / "slub.c").write_text(SLABS)
+    runs = []
+    real = spatch.apply_rule
+    monkeypatch.setattr(spatch, "apply_rule", lambda rule, *a, **k: runs.append(rule) or real(rule, *a, **k))
+    one = regen(tree, write_manifest(tmp_path / "c1", _conversions("use_a", "use_b")), tmp_path, "o1")
+    assert len(runs) == 1, "two conversions and the fold: one spatch run"
+    merged = (one.worktree.path / "mm" / "slub.c").read_text()
+    assert "static void use_a(struct kmem_cache *s, struct slab *slab)" in merged
+    assert "static void use_b(struct kmem_cache *s, struct slab *slab)" in merged
+    assert "\tuse_a(s, page_slab(page));\n\tuse_b(s, page_slab(page));" in merged
+    runs.clear()
+    two = regen(tree, write_manifest(tmp_path / "c2", _conversions("use_a", "use_b", entries=True)),
+                tmp_path, "o2")
+    assert len(runs) == 2
+    assert (two.worktree.path / "mm" / "slub.c").read_text() == merged
+    # the commits were made without the index, which matches HEAD afterwards
+    assert one.worktree.git("status", "--porcelain") == ""
+
+
+def test_a_step_that_does_nothing_in_a_batch_is_named(tree, tmp_path, cache):
+    (tree / "mm" / "slub.c").chmod(0o644)
+    (tree / "mm" / "slub.c").write_text(SLABS)
+    m = write_manifest(tmp_path / "c", _conversions("use_a", "no_such_fn", "use_b"))
+    with pytest.raises(SlabconvError) as e:
+        regen(tree, m, tmp_path)
+    msg = str(e.value)
+    assert "step 2" in msg and "no_such_fn()" in msg and "changed nothing" in msg, msg
+
+
+def test_instances_are_renamed_apart():
+    from regen import spatch
+    text = textwrap.dedent("""\
+        virtual patch
+        virtual same_name
+
+        @initialize:python@
+        @@
+        seen = set()
+
+        @d0 depends on patch && !same_name@
+        identifier virtual.fn;
+        position p;
+        @@
+         fn@p(...) {...}
+
+        @script:python@
+        p << d0.p;
+        @@
+        seen.add(p[0].line)
+
+        @@
+        identifier virtual.fn;
+        position d0.p;
+        @@
+        -fn@p(...) {...}
+        """)
+    out, transforming = spatch.instance(text, "_3", "_3_1")
+    assert "virtual same_name_3" in out and "virtual patch" in out
+    assert "@d0_3_1 depends on patch && !same_name_3@" in out
+    assert "identifier virtual.fn_3;" in out and " fn_3@p(...) {...}" in out
+    assert "p << d0_3_1.p;" in out and "seen_3_1.add(p[0].line)" in out
+    assert "seen_3_1 = set()" in out and "position d0_3_1.p;" in out
+    # the anonymous rule is named, to report whether it matched
+    assert transforming and transforming[0].endswith("_3_1") and f"@{transforming[0]}@" in out
+
+
+def test_converted_effects():
+    src = ("static int f(struct kmem_cache *s, const struct slab *slab)\n{\n\treturn 0;\n}\n"
+           "static struct slab *g(void)\n{\n\tstruct slab *sl = NULL;\n\treturn sl;\n}\n")
+    assert effects.converted("param", "f", [src])
+    assert not effects.converted("param", "g", [src])
+    assert effects.converted("return", "g", [src]) and not effects.converted("return", "f", [src])
+    assert effects.converted("local", "g", [src], to="sl")
+    assert not effects.converted("local", "f", [src], to="sl")
