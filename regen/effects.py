@@ -98,10 +98,12 @@ def check(expect: Expect, tree: Path) -> tuple[bool, str]:
     return ok, "; ".join(found) if found else "as expected"
 
 
-def function_body(src: str, function: str) -> str | None:
-    """The body (between the braces) of the definition of `function` in
-    `src` (comments and strings blanked), or None."""
+def function_bodies(src: str, function: str) -> list[str]:
+    """The bodies (between the braces) of the definitions of `function` in
+    `src` (comments and strings blanked): more than one when #ifdef
+    branches define it differently."""
     s = strip_comments(src)
+    bodies = []
     for m in re.finditer(r"\b%s\s*\((?:[^;{}()]|\([^()]*\))*\)\s*(?:__\w+\s*)*\{" % re.escape(function), s):
         line_start = s.rfind("\n", 0, m.start()) + 1
         if re.search(r"[=(,;!&|?:+\-/<>]|return\b", s[line_start:m.start()]):
@@ -110,8 +112,8 @@ def function_body(src: str, function: str) -> str | None:
         while i < len(s) and depth:
             depth += {"{": 1, "}": -1}.get(s[i], 0)
             i += 1
-        return s[m.end():i - 1]
-    return None
+        bodies.append(s[m.end():i - 1])
+    return bodies
 
 
 def converted(kind: str, function: str, srcs: list[str], to: str = "slab") -> bool:
@@ -127,8 +129,8 @@ def converted(kind: str, function: str, srcs: list[str], to: str = "slab") -> bo
             if re.search(r"\bstruct\s+slab\s*\*\s*%s\s*\(" % re.escape(function), strip_comments(src)):
                 return True
         elif kind == "local":
-            body = function_body(src, function)
-            if body and re.search(r"\bstruct\s+slab\s*\*\s*%s\b" % re.escape(to), body):
+            if any(re.search(r"\bstruct\s+slab\s*\*\s*%s\b" % re.escape(to), body)
+                   for body in function_bodies(src, function)):
                 return True
         else:
             raise ValueError(kind)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import tempfile
 import textwrap
@@ -67,6 +68,36 @@ def batches(steps: list[manifest.Step]) -> list[list[manifest.Step]]:
     return out
 
 
+def _defines(step: manifest.Step, tree: Path) -> dict[str, str]:
+    """The step's -D values; a parameter conversion also gets argpos, the
+    position of fn's struct page parameter, read off its definition (the
+    callers' rule needs it in files that do not define fn)."""
+    if step.convert != "param":
+        return step.defines
+    fn = step.defines["fn"]
+    for f in step.files:
+        if (tree / f).is_file():
+            for params in effects.parameter_lists((tree / f).read_text(errors="replace"), fn):
+                for i, p in enumerate(params):
+                    if re.fullmatch(r"(const )?struct page \*\w*", p):
+                        return {**step.defines, "argpos": str(i)}
+    raise SlabconvError(f"convert param {fn}(): there is no {fn}() with a struct page "
+                        f"parameter to convert in {', '.join(step.files)}")
+
+
+def _ready(batch: list[manifest.Step], tree: Path) -> int:
+    """How many steps of `batch` can run now: a parameter conversion of a
+    function that an earlier step of the batch renames (or adds) waits for
+    that step's run, whose result tells its parameter's position."""
+    for i, st in enumerate(batch[1:], 1):
+        if st.convert == "param":
+            try:
+                _defines(st, tree)
+            except SlabconvError:
+                return i
+    return len(batch)
+
+
 def _run_batch(series: manifest.Series, batch: list[manifest.Step], wt: WorkTree,
                what: str) -> set[int]:
     """Apply one batch; return the indexes of the steps that matched (all
@@ -85,11 +116,11 @@ def _run_batch(series: manifest.Series, batch: list[manifest.Step], wt: WorkTree
         rule = series.root / first.path
         if first.chain:
             rule = spatch.compose([series.root / r for r in first.rules], wt.scratch)
-        spatch.apply_rule(rule, tree, first.files, defines=first.defines,
+        spatch.apply_rule(rule, tree, first.files, defines=_defines(first, tree),
                           options=first.options, what=what)
         return {0}
     rule, defines = spatch.compose_instances(
-        [([series.root / r for r in st.rules], st.defines, not st.convert) for st in batch],
+        [([series.root / r for r in st.rules], _defines(st, tree), not st.convert) for st in batch],
         wt.scratch)
     out = spatch.apply_rule(rule, tree, first.files, defines=defines,
                             options=first.options, what=what)
@@ -112,7 +143,13 @@ def apply_entry(series: manifest.Series, entry: manifest.Entry, wt: WorkTree) ->
     tree = wt.path
     start = {f: (tree / f).read_bytes() if (tree / f).is_file() else None for f in entry.files}
     n = 0
-    for batch in batches(entry.steps):
+    queue = batches(entry.steps)
+    while queue:
+        batch = queue.pop(0)
+        ready = _ready(batch, tree)
+        if ready < len(batch):          # a later step needs what this part makes
+            queue.insert(0, batch[ready:])
+            batch = batch[:ready]
         nums = list(range(n + 1, n + 1 + len(batch)))
         n += len(batch)
         label = ", ".join(f"{k} ({st.describe()}{'' if st.kind != 'rule' or not st.defines.get('fn') else ' fn=' + st.defines['fn']})"
@@ -121,7 +158,12 @@ def apply_entry(series: manifest.Series, entry: manifest.Entry, wt: WorkTree) ->
         files = batch[0].files
         before = {f: (tree / f).read_text(errors="replace") for f in files if (tree / f).is_file()}
         if batch[0].kind == "rule":
-            matched = _run_batch(series, batch, wt, what)
+            try:
+                matched = _run_batch(series, batch, wt, what)
+            except SlabconvError as e:
+                if str(e).startswith("convert param"):
+                    raise SlabconvError(f"entry '{entry.id}' ({entry.subject}), step {nums[0]}: {e}")
+                raise
         else:
             step = batch[0]
             template.insert(series.root, tree, step.path, step.files[0], before=step.before, at=step.at)
@@ -130,7 +172,7 @@ def apply_entry(series: manifest.Series, entry: manifest.Entry, wt: WorkTree) ->
         for f, old in before.items():
             new = (tree / f).read_text(errors="replace")
             if new != old:
-                tidied = tidy.tidy(old, new)
+                tidied = tidy.reflow(old, tidy.tidy(old, new))
                 if tidied != new:
                     (tree / f).write_text(tidied)
                 changed.append(f)

@@ -1,12 +1,20 @@
-"""Remove preprocessor conditionals that a step left empty.
+"""Layout that Coccinelle's pretty-printer leaves, put right.
 
-Coccinelle removes declarations but not the #ifdef/#else/#endif around
-them.  A conditional whose branches are all empty (only blank lines) after
-a step, and that was not empty before it, is removed.  This is structural:
-it never touches a conditional that holds code or comments.
+- Preprocessor conditionals that a step left empty: Coccinelle removes
+  declarations but not the #ifdef/#else/#endif around them.  A conditional
+  whose branches are all empty (only blank lines) after a step, and that
+  was not empty before it, is removed.  This is structural: it never
+  touches a conditional that holds code or comments.
+- In the lines a step changed, and only there: no space after a cast
+  (checkpatch's rule; Coccinelle prints "(T *) x" when x is new), and an
+  argument list that Coccinelle broke over more lines than it had before
+  (it breaks while an argument is still page_slab(slab_page(x)), before a
+  later rule of the same run folds it) is joined again as far as it fits
+  in 80 columns.
 """
 from __future__ import annotations
 
+import difflib
 import re
 
 _OPEN = re.compile(r"^\s*#\s*(if|ifdef|ifndef)\b")
@@ -54,3 +62,48 @@ def tidy(before: str, after: str) -> str:
         if end + 1 < len(new) and not new[end + 1].strip() and start > 0 and not new[start - 1].strip():
             drop.add(end + 1)
     return "".join(l for i, l in enumerate(new) if i not in drop)
+
+
+_CAST_SPACE = re.compile(r"(\((?:const\s+)?(?:(?:struct|union|enum)\s+)?\w+(?:\s*\*)+\)) +(?=[\w(&*])")
+_STARTS_STATEMENT = re.compile(r"^\s*(?:[{}#]|/[*/]|\*|(?:if|for|while|return|case|default|else|do|switch)\b)")
+
+
+def _width(line: str) -> int:
+    return len(line.rstrip("\n").expandtabs(8))
+
+
+def _join_block(lines: list[str], limit: int) -> list[str]:
+    """Join continuation lines onto a line ending in ',' or '(' while the
+    result fits in `limit` columns."""
+    out: list[str] = []
+    for line in lines:
+        if out:
+            prev = out[-1].rstrip("\n")
+            cont = line.strip()
+            if (prev.rstrip().endswith((",", "(")) and cont and not _STARTS_STATEMENT.match(line)
+                    and line[:1] in ("\t", " ")):
+                sep = "" if prev.rstrip().endswith("(") else " "
+                joined = prev.rstrip() + sep + cont + "\n"
+                if _width(joined) <= limit:
+                    out[-1] = joined
+                    continue
+        out.append(line)
+    return out
+
+
+def reflow(before: str, after: str, limit: int = 80) -> str:
+    """`after` with the cast spacing and the broken argument lists of the
+    lines that differ from `before` put right (see the module's doc)."""
+    old = before.splitlines(keepends=True)
+    new = after.splitlines(keepends=True)
+    out: list[str] = []
+    sm = difflib.SequenceMatcher(None, old, new, autojunk=False)
+    for tag, i1, i2, j1, j2 in sm.get_opcodes():
+        block = new[j1:j2]
+        if tag in ("replace", "insert"):
+            block = [_CAST_SPACE.sub(r"\1", l) if not l.lstrip().startswith(("*", "/*", "//")) else l
+                     for l in block]
+            if tag == "replace" and (j2 - j1) > (i2 - i1):
+                block = _join_block(block, limit)
+        out.extend(block)
+    return "".join(out)

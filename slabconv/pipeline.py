@@ -16,7 +16,7 @@ from .log import SlabconvError, info
 from .source import Source, resolve
 
 DEFAULT_CONFIG = "slub"
-DEFAULT_BISECT = ("slub", "slub-nodebug", "slob")   # configs of the per-patch build check
+DEFAULT_BISECT = ("slub", "slub-nodebug", "slab", "slob")   # configs of the per-patch build check
 
 
 @dataclass

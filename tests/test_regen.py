@@ -383,7 +383,35 @@ def test_a_step_that_does_nothing_in_a_batch_is_named(tree, tmp_path, cache):
     with pytest.raises(SlabconvError) as e:
         regen(tree, m, tmp_path)
     msg = str(e.value)
-    assert "step 2" in msg and "no_such_fn()" in msg and "changed nothing" in msg, msg
+    assert "step 2" in msg and "no_such_fn()" in msg and "no_such_fn() with a struct page" in msg, msg
+
+
+def test_a_converted_step_that_matches_nothing_in_a_batch_is_named(tree, tmp_path, cache):
+    (tree / "mm" / "slub.c").chmod(0o644)
+    (tree / "mm" / "slub.c").write_text(SLABS)
+    m = write_manifest(tmp_path / "c", """
+    [[entry]]
+    id = "three"
+    subject = "Convert three"
+    message = "m"
+      [[entry.step]]
+      convert = "param"
+      fn = "use_a"
+      [[entry.step]]
+      convert = "param"
+      fn = "use_b"
+      [[entry.step]]
+      convert = "local"
+      fn = "caller"
+      var = "nosuchvar"
+      [[entry.expect]]
+      present = "struct slab"
+      in = "mm/slub.c"
+    """)
+    with pytest.raises(SlabconvError) as e:
+        regen(tree, m, tmp_path)
+    msg = str(e.value)
+    assert "step 3" in msg and "caller()" in msg and "changed nothing" in msg, msg
 
 
 def test_instances_are_renamed_apart():

@@ -33,6 +33,7 @@ STAMP = ".slabconv-config.json"
 CONFIGS = {
     "slub": ("x86_64", ["base-x86_64", "slub"]),
     "slub-nodebug": ("x86_64", ["base-x86_64", "slub", "slub-nodebug"]),
+    "slab": ("x86_64", ["base-x86_64", "slab"]),
     "slob": ("x86_64", ["base-x86_64", "slob"]),
 }
 

@@ -10,7 +10,10 @@
 ///   page_slab(virt_to_page(X))      -> virt_to_slab(X)
 ///   PageSlobFree(slab_page(X)) and its setters -> slab_test_free(X) ...
 ///   page_slab(container_of(X, struct page, F)) -> container_of(X, struct slab, F)
+///   page_slab(list_entry(X, struct page, F)) (and list_first_entry,
+///     list_last_entry, list_first_entry_or_null) -> the same on struct slab
 ///   page_size(slab_page(X))         -> slab_size(X)
+///   page_pgdat(slab_page(X))        -> slab_pgdat(X)
 ///   page_address(slab_page(X))      -> slab_address(X)
 ///   page_to_nid(slab_page(X))       -> slab_nid(X)
 ///   compound_order(slab_page(X))    -> slab_order(X)
@@ -65,8 +68,23 @@ identifier F = {flags, slab_list, next, pobjects, rcu_head, slab_cache, freelist
 -page_slab(container_of(X, struct page, F))
 +container_of(X, struct slab, F)
 |
+-page_slab(list_entry(X, struct page, F))
++list_entry(X, struct slab, F)
+|
+-page_slab(list_first_entry(X, struct page, F))
++list_first_entry(X, struct slab, F)
+|
+-page_slab(list_last_entry(X, struct page, F))
++list_last_entry(X, struct slab, F)
+|
+-page_slab(list_first_entry_or_null(X, struct page, F))
++list_first_entry_or_null(X, struct slab, F)
+|
 -page_size(slab_page(X))
 +slab_size(X)
+|
+-page_pgdat(slab_page(X))
++slab_pgdat(X)
 |
 -page_address(slab_page(X))
 +slab_address(X)

@@ -4,10 +4,13 @@
 /// The generic step of the series: "Convert fn() to take a struct slab".
 /// In the definition (and any prototype) of fn, the parameter
 /// `struct page *page` becomes `struct slab *slab` (with -D const_slab:
-/// `const struct slab *slab`).  In the body:
+/// `const struct slab *slab`; a `const struct page *` parameter becomes
+/// `const struct slab *` either way).  In the body:
 ///   page->F           -> slab->F      for the fields struct slab carries
 ///   page_address(page) -> slab_address(slab)
 ///   page_to_nid(page)  -> slab_nid(slab)
+///   list_for_each_entry(page, ...) -> list_for_each_entry(slab, ...)
+///                         (the parameter reused as an iterator's cursor)
 ///   any other use of page -> slab_page(slab)  (talking to the page allocator
 ///                         or to code not converted yet)
 /// Coccinelle updates a prototype in the same file as the definition by
@@ -21,13 +24,33 @@
 virtual patch
 virtual const_slab
 
+// First the parameter reused as an iterator's cursor: it walks slabs.
+@cursor depends on patch@
+identifier virtual.fn;
+identifier pg;
+type TP = {struct page *, const struct page *};
+iterator I;
+expression list es;
+statement S;
+@@
+ fn(..., TP pg, ...)
+ {
+ <...
+ I(
+-pg
++slab
+ , es) S
+ ...>
+ }
+
 @body depends on patch@
 identifier virtual.fn;
 identifier pg;
+type TP = {struct page *, const struct page *};
 identifier F = {flags, slab_list, next, pobjects, rcu_head, slab_cache, freelist,
                 s_mem, counters, inuse, objects, frozen, active, units};
 @@
- fn(..., struct page *pg, ...)
+ fn(..., TP pg, ...)
  {
  <...
 (
@@ -49,7 +72,16 @@ identifier F = {flags, slab_list, next, pobjects, rcu_head, slab_cache, freelist
  ...>
  }
 
-@param depends on patch && !const_slab@
+@constparam depends on patch@
+identifier virtual.fn;
+identifier pg;
+@@
+ fn(...,
+-const struct page *pg
++const struct slab *slab
+ ,...) {...}
+
+@param depends on patch && !const_slab && !constparam@
 identifier virtual.fn;
 identifier pg;
 @@
@@ -58,7 +90,7 @@ identifier pg;
 +struct slab *slab
  ,...) {...}
 
-@cparam depends on patch && const_slab@
+@cparam depends on patch && const_slab && !constparam@
 identifier virtual.fn;
 identifier pg;
 @@
@@ -67,7 +99,17 @@ identifier pg;
 +const struct slab *slab
  ,...) {...}
 
-@proto depends on patch && !const_slab && !param@
+@constproto depends on patch && !constparam@
+identifier virtual.fn;
+identifier pg;
+type T;
+@@
+ T fn(...,
+-const struct page *pg
++const struct slab *slab
+ ,...);
+
+@proto depends on patch && !const_slab && !param && !constproto@
 identifier virtual.fn;
 identifier pg;
 type T;
@@ -77,7 +119,7 @@ type T;
 +struct slab *slab
  ,...);
 
-@cproto depends on patch && const_slab && !cparam@
+@cproto depends on patch && const_slab && !cparam && !constproto@
 identifier virtual.fn;
 identifier pg;
 type T;

@@ -1,6 +1,8 @@
 /* slabconv template: the struct slab accessors of mm/slab.h.
  * New functions with no counterpart in the tree; inserted before
  * enum slab_state, after mm/slab.h's includes.
+ * slab_address() names its page: page_address(slab_page(x)) is what
+ * slab_fold.cocci turns into slab_address(x), and it folds mm/slab.h.
  */
 /*
  * Does this memory belong to a slab cache?  Slub can return page allocator
@@ -42,7 +44,9 @@ static inline void __slab_clear_pfmemalloc(struct slab *slab)
 
 static inline void *slab_address(const struct slab *slab)
 {
-	return page_address(slab_page(slab));
+	const struct page *page = slab_page(slab);
+
+	return page_address(page);
 }
 
 static inline int slab_nid(const struct slab *slab)

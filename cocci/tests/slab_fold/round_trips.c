@@ -15,8 +15,14 @@ static void f(struct kmem_cache *s, struct slab *slab, struct page *page)
 	slab_list_add(page_slab(slab_page(slab)));
 	get_page(slab_page(page_slab(page)));
 	slab = page_slab(virt_to_head_page(addr));
+	slab = page_slab(list_entry(p, struct page, slab_list));
+	slab = page_slab(list_first_entry_or_null(&n->slabs_partial, struct page,
+						  slab_list));
+	slab = page_slab(list_last_entry(&n->slabs_free, struct page, slab_list));
+	mod_node_page_state(page_pgdat(slab_page(slab)), 0, 1);
 	/* a page that is not a slab's stays a page */
 	put_page(page);
+	page = list_entry(p, struct page, lru);
 	if (page == slab_page(slab))
 		return;
 }
