@@ -16,7 +16,12 @@ from .log import SlabconvError, info
 from .source import Source, resolve
 
 DEFAULT_CONFIG = "slub"
+# One kernel per allocator: each is built (baseline and patched: new
+# compiler and sparse warnings) and booted with the in-guest tests.  The
+# first is the primary one (bench, `python3 -m boot` figures).
+DEFAULT_CONFIGS = ("slub", "slab", "slob")
 DEFAULT_BISECT = ("slub", "slub-nodebug", "slab", "slob")   # configs of the per-patch build check
+SLUB_CONFIGS = ("slub", "slub-nodebug")                      # booted with slub_debug=
 
 
 @dataclass
@@ -58,19 +63,35 @@ def apply_series(src: Source, patches_dir: Path) -> Applied:
     return Applied(src, wt.path, base, patches, touched)
 
 
-def verify_applied(ap: Applied, config: str = DEFAULT_CONFIG, bisect_configs=DEFAULT_BISECT):
+def verify_applied(ap: Applied, config=DEFAULT_CONFIGS, bisect_configs=DEFAULT_BISECT):
     """The final tree (baseline vs patched: build, new compiler and sparse
-    warnings) in `config`, then every patch on its own in each of
-    `bisect_configs` (verify.bisect; none: skipped).  The result fails if any
-    check does; the per-patch report (bisect.json) sits next to report.json."""
+    warnings) in each configuration of `config` (a name or a sequence; the
+    first is the primary result, the others are in its .others), then every
+    patch on its own in each of `bisect_configs` (verify.bisect; none:
+    skipped), then the residue gate.  The primary result fails if any check
+    of any configuration does; the per-patch report (bisect.json) sits next
+    to the primary report.json."""
     import verify
     from verify import bisect
     from regen.worktree import BASE_TAG
+    configs = [config] if isinstance(config, str) else list(config)
+    if not configs:
+        raise SlabconvError("verify: no kernel configuration given", exit_code=2)
     sparse_files = [f for f in ap.touched if f.endswith(".c")]
     out_root = paths.cache_dir("build", ap.src.version)
     ident = f"{ap.src.source_id}@{ap.baseline_id[:12]}"
-    r = verify.check_build(ap.src.tree, ap.tree, out_root, config=config,
-                           sparse_files=sparse_files, baseline_id=ident)
+    results = []
+    for c in configs:
+        info("verify", f"configuration {c} ({configs.index(c) + 1} of {len(configs)})")
+        results.append(verify.check_build(ap.src.tree, ap.tree, out_root, config=c,
+                                          sparse_files=sparse_files, baseline_id=ident))
+    r = results[0]
+    r.others = {x.config: x for x in results[1:]}
+    for x in results[1:]:
+        print(x.summary)
+        if not x.ok:
+            r.ok = False
+            r.problems.extend(f"[{x.config}] {p}" for p in x.problems)
     if bisect_configs:
         b = bisect.check_series(ap.tree, out_root, list(bisect_configs), base=BASE_TAG,
                                 head="HEAD", baseline_src=ap.src.tree, baseline_id=ident,
@@ -87,6 +108,8 @@ def verify_applied(ap: Applied, config: str = DEFAULT_CONFIG, bisect_configs=DEF
         for c in gated[:20]:
             f = c.finding
             print(f"  NOT allowed: {f.file}:{f.line} {f.function} {f.kind} {f.text}")
+    if r.others:
+        print("verify: " + "; ".join(f"{x.config} {'ok' if x.ok else 'FAILED'}" for x in results))
     return r
 
 
@@ -128,32 +151,69 @@ def _bisect_configs(args) -> tuple:
     return tuple(c for c in (s.strip() for s in v.split(",")) if c and c != "none")
 
 
+def verified_builds(vr) -> list:
+    """(config, VerifyResult) of every configuration verify built."""
+    return [(vr.config, vr)] + list(getattr(vr, "others", {}).items())
+
+
 def boot_verified(vr, run_name: str = "patched"):
+    """Boot the primary configuration's patched kernel with the guest tests."""
+    return boot_config(vr, run_name)
+
+
+def boot_config(vr, run_name: str):
     import boot
     out = paths.cache_dir("boot", "runs", run_name)
     b = vr.patched
-    res = boot.run(b.image, vr.patched_out, vr.patched_src, out)
-    print(res.summary())
+    slub_debug = boot.DEFAULT_SLUB_DEBUG if vr.config in SLUB_CONFIGS else None
+    res = boot.run(b.image, vr.patched_out, vr.patched_src, out, slub_debug=slub_debug)
+    print(f"[{vr.config}] " + res.summary())
     return res
+
+
+def boot_all(vr, run_name: str = "patched") -> dict:
+    """Boot the patched kernel of every configuration verify built (each
+    with its own run directory); config -> BootResult (None: not built)."""
+    out = {}
+    for config, r in verified_builds(vr):
+        if r.patched is None or not r.patched.ok:
+            info("boot", f"{config}: the patched kernel did not build; not booted")
+            out[config] = None
+            continue
+        out[config] = boot_config(r, f"{run_name}-{config}" if config != vr.config else run_name)
+    return out
+
+
+def _boot_line(results: dict) -> str:
+    return "; ".join(f"{c} {'not built' if b is None else ('pass' if b.passed else 'FAIL')}"
+                     f"{'' if b is None else f' ({b.seconds:.1f}s, {b.counts})'}"
+                     for c, b in results.items())
 
 
 def _src(args) -> Source:
     return resolve(args.kernel, args.tree, args.deb_version)
 
 
+def _configs(args) -> list:
+    v = getattr(args, "config", None) or ",".join(DEFAULT_CONFIGS)
+    return [c for c in (s.strip() for s in v.split(",")) if c]
+
+
 def cmd_verify(args) -> int:
     src = _src(args)
     ap = apply_series(src, series_dir(src, args.output))
-    return 0 if verify_applied(ap, args.config, _bisect_configs(args)).ok else 1
+    return 0 if verify_applied(ap, _configs(args), _bisect_configs(args)).ok else 1
 
 
 def cmd_boot(args) -> int:
     src = _src(args)
     ap = apply_series(src, series_dir(src, args.output))
-    vr = verify_applied(ap, args.config, bisect_configs=())
-    if vr.patched is None or not vr.patched.ok:
-        raise SlabconvError("the patched kernel does not build; nothing to boot")
-    return 0 if boot_verified(vr).passed else 1
+    vr = verify_applied(ap, _configs(args), bisect_configs=())
+    results = boot_all(vr)
+    if all(b is None for b in results.values()):
+        raise SlabconvError("no patched kernel builds; nothing to boot")
+    print("boot: " + _boot_line(results))
+    return 0 if all(b is not None and b.passed for b in results.values()) else 1
 
 
 def cmd_all(args) -> int:
@@ -161,12 +221,11 @@ def cmd_all(args) -> int:
     t0 = time.monotonic()
     src, regen = do_regen(args)
     ap = apply_series(src, regen.output)
-    vr = verify_applied(ap, args.config, _bisect_configs(args))
+    vr = verify_applied(ap, _configs(args), _bisect_configs(args))
     ok = vr.ok
-    bres = None
-    if vr.patched is not None and vr.patched.ok:
-        bres = boot_verified(vr)
-        ok = ok and bres.passed
+    boots = boot_all(vr)
+    print("boot: " + _boot_line(boots))
+    ok = ok and all(b is not None and b.passed for b in boots.values())
     report = {
         "kernel": src.version, "source": src.source_id, "ok": ok,
         "regen_seconds": round(regen.seconds, 2), "patches": len(ap.patches),
@@ -175,8 +234,9 @@ def cmd_all(args) -> int:
         "residue": None if getattr(vr, "residue", None) is None else {
             "ok": vr.residue.ok, "uses": len(vr.residue.results),
             "not_allowed": len(vr.residue.not_allowed)},
-        "boot": None if bres is None else {"passed": bres.passed, "seconds": round(bres.seconds, 1),
-                                           "counts": str(bres.counts)},
+        "boot": {c: None if b is None else {"passed": b.passed, "seconds": round(b.seconds, 1),
+                                            "counts": str(b.counts)}
+                 for c, b in boots.items()},
         "seconds": round(time.monotonic() - t0, 1),
     }
     out = paths.cache_dir("runs") / f"all-{src.version}.json"
@@ -195,7 +255,10 @@ def add_commands(sub, common) -> None:
             ("bench", bench.cmd_bench, "time regeneration, build and boot")):
         p = sub.add_parser(name, help=help_)
         common(p)
-        p.add_argument("--config", default=DEFAULT_CONFIG, help="kernel config (verify/configs)")
+        p.add_argument("--config", default=None if name != "bench" else DEFAULT_CONFIG,
+                       help="kernel config(s), comma-separated, the first the primary one "
+                            f"(verify/configs; default: {','.join(DEFAULT_CONFIGS)}"
+                            f"{'' if name != 'bench' else '; bench: ' + DEFAULT_CONFIG})")
         p.add_argument("--output", "-o", default=None, help="the series directory")
         if name in ("verify", "all"):
             p.add_argument("--bisect-configs", default=",".join(DEFAULT_BISECT),

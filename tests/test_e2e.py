@@ -55,3 +55,22 @@ def test_committed_series_applies_builds_and_boots(patched_kernel):
     assert br.counts.failed == 0 and br.counts.passed >= 3, br.summary()
     assert br.module_tests >= 10, br.summary()
     assert br.seconds < 60, "boot and in-guest tests should take well under a minute under TCG"
+
+
+@pytest.mark.parametrize("config", ["slab", "slob"])
+def test_every_allocator_builds_without_new_warnings_and_boots(patched_kernel, config):
+    """SLAB and SLOB kernels of the patched tree: built like SLUB's (baseline
+    and patched, no new compiler or sparse warnings) and booted with the
+    in-guest tests (no slub_debug: the allocator has its own checks)."""
+    vr = patched_kernel
+    other = vr.others.get(config)
+    assert other is not None, f"verify did not build the {config} configuration"
+    assert other.patched is not None and other.patched.ok, other.summary
+    assert not other.new_warnings, other.summary
+    assert other.sparse is None or not other.sparse.new, other.summary
+    assert other.ok, other.summary
+    br = pipeline.boot_config(other, f"e2e-{config}")
+    assert br.passed, br.summary()
+    assert br.counts.failed == 0 and br.counts.passed >= 3, br.summary()
+    assert br.module_tests >= 10, br.summary()
+    assert "slub_debug" not in br.cmdline

@@ -203,6 +203,7 @@ def cli(*args):
 def test_only_allowed_uses_pass(tmp_path):
     tree = small_tree(tmp_path / "t", ALLOWED_ONLY)
     r = residue.check(tree)
+    # the scope's files this (small) tree does not have are left out
     assert r.files == ["mm/slub.c", "include/linux/slub_def.h"]
     assert r.ok, r.summary()
     kinds = sorted({(c.finding.function, c.finding.kind) for c in r.allowed})
@@ -282,7 +283,7 @@ def test_missing_file_is_a_usage_error(tmp_path):
     assert cli("--tree", tree, "--files", "mm/slob.c").returncode == 2
 
 
-def test_verify_prints_the_residue_summary_without_failing(tmp_path, capsys):
+def test_verify_prints_the_residue_summary_without_failing(tmp_path, capsys, monkeypatch):
     from slabconv import pipeline
     ap = pipeline.Applied(src=None, tree=small_tree(tmp_path / "t", ALLOWED_ONLY + PLANTED),
                           baseline_id="0" * 40, patches=[], touched=[])
@@ -290,9 +291,18 @@ def test_verify_prints_the_residue_summary_without_failing(tmp_path, capsys):
     out = capsys.readouterr().out
     assert rr is not None and not rr.ok
     assert "3 NOT allowed" in out and "... and 1 more" in out
-    # no report (a file missing) is a note, not an error
+    # a scope file this kernel lacks is left out, and said so
     (ap.tree / "include" / "linux" / "slub_def.h").unlink()
+    rr = pipeline.residue_summary(ap)
+    assert rr is not None and rr.files == ["mm/slub.c"]
+    # no report at all (spatch failing, say) is a note, not an error
+    from slabconv.log import SlabconvError
+
+    def broken(*a, **k):
+        raise SlabconvError("spatch failed")
+    monkeypatch.setattr(residue, "check", broken)
     assert pipeline.residue_summary(ap) is None
+    assert "no residue report: spatch failed" in capsys.readouterr().err
 
 
 # ---- the committed series ------------------------------------------------------------
@@ -368,8 +378,8 @@ def test_verify_gates_only_the_converted_files(monkeypatch):
             self.finding = type("F", (), {"file": file})()
 
     class R:
-        not_allowed = [C("mm/slub.c"), C("mm/slab.c")]
+        not_allowed = [C("mm/slub.c"), C("mm/slab.c"), C("mm/slab.h")]
 
     gated = pipeline.residue_gate(R())
-    assert [c.finding.file for c in gated] == ["mm/slub.c"]
+    assert [c.finding.file for c in gated] == ["mm/slub.c", "mm/slab.c"]
     assert pipeline.residue_gate(None) == []

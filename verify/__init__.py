@@ -73,6 +73,7 @@ class VerifyResult:
     patched_src: Optional[Path] = None
     patched_out: Optional[Path] = None
     bisect: Optional[object] = None     # verify.bisect.BisectResult (per-patch builds)
+    others: dict = field(default_factory=dict)   # config -> VerifyResult of the other configs
 
     def add_bisect(self, b) -> None:
         """Fold a per-patch check (verify.bisect) into this result: a failing
