@@ -10,7 +10,10 @@
   argument list that Coccinelle broke over more lines than it had before
   (it breaks while an argument is still page_slab(slab_page(x)), before a
   later rule of the same run folds it) is joined again as far as it fits
-  in 80 columns.
+  in 80 columns; and where the old lines declared several pointers in one
+  declaration (`struct page *page, *n;`, which the driver splits so that
+  Coccinelle can convert one of them), consecutive declarations of the same
+  type that come out are joined again (`struct slab *slab, *n;`).
 """
 from __future__ import annotations
 
@@ -91,6 +94,24 @@ def _join_block(lines: list[str], limit: int) -> list[str]:
     return out
 
 
+_MULTI_DECL = re.compile(r"^\s*(?:const\s+)?(?:struct|union|enum)\s+\w+\s*\*\s*\w+\s*(?:=[^,;]*)?,")
+_ONE_DECL = re.compile(r"^(\s*)((?:const\s+)?(?:struct|union|enum)\s+\w+) \*(\w+);\n$")
+
+
+def _join_decls(block: list[str]) -> list[str]:
+    out: list[str] = []
+    for line in block:
+        m = _ONE_DECL.match(line)
+        if m and out:
+            prev = _ONE_DECL.match(out[-1]) or re.match(
+                r"^(\s*)((?:const\s+)?(?:struct|union|enum)\s+\w+) \*(\w+(?:, \*\w+)+);\n$", out[-1])
+            if prev and prev.group(1) == m.group(1) and prev.group(2) == m.group(2):
+                out[-1] = f"{prev.group(1)}{prev.group(2)} *{prev.group(3)}, *{m.group(3)};\n"
+                continue
+        out.append(line)
+    return out
+
+
 def reflow(before: str, after: str, limit: int = 80) -> str:
     """`after` with the cast spacing and the broken argument lists of the
     lines that differ from `before` put right (see the module's doc)."""
@@ -105,5 +126,7 @@ def reflow(before: str, after: str, limit: int = 80) -> str:
                      for l in block]
             if tag == "replace" and (j2 - j1) > (i2 - i1):
                 block = _join_block(block, limit)
+            if tag == "replace" and any(_MULTI_DECL.match(l) for l in old[i1:i2]):
+                block = _join_decls(block)
         out.extend(block)
     return "".join(out)

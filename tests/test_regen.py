@@ -459,3 +459,24 @@ def test_converted_effects():
     assert effects.converted("return", "g", [src]) and not effects.converted("return", "f", [src])
     assert effects.converted("local", "g", [src], to="sl")
     assert not effects.converted("local", "f", [src], to="sl")
+
+
+def test_reflow_fixes_only_what_coccinelle_printed_in_changed_lines():
+    old = ("void f(struct page *page)\n{\n\tstruct page *page2, *n;\n"
+           "\tx = ((freelist_idx_t *)page->freelist)[i];\n"
+           "\ty = (void *) 0;\n"
+           "\tobjp = index_to_obj(cachep, page, objnr - 1);\n}\n")
+    new = ("void f(struct slab *slab)\n{\n\tstruct slab *slab2;\n\tstruct slab *n;\n"
+           "\tx = ((freelist_idx_t *) slab->freelist)[i];\n"
+           "\ty = (void *) 0;\n"
+           "\tobjp = index_to_obj(cachep,\n\t\t\t    slab,\n\t\t\t    objnr - 1);\n}\n")
+    out = tidy.reflow(old, new)
+    assert "\tstruct slab *slab2, *n;\n" in out
+    assert "((freelist_idx_t *)slab->freelist)[i]" in out
+    assert "\ty = (void *) 0;\n" in out, "an unchanged line keeps its layout"
+    assert "\tobjp = index_to_obj(cachep, slab, objnr - 1);\n" in out
+    # a call that does not fit in 80 columns stays broken where it must
+    long_old = "\tfoo(aaaaaaaaaaaaaaaaaaaa, bbbbbbbbbbbbbbbbbbbbbbbbbb, page);\n"
+    long_new = ("\tfoo(aaaaaaaaaaaaaaaaaaaa, bbbbbbbbbbbbbbbbbbbbbbbbbb,\n"
+                "\t    page_slab(cccccccccccccccccccccccccccccccccccc));\n")
+    assert tidy.reflow(long_old, long_new) == long_new
