@@ -4,18 +4,21 @@
 #   KERNEL=<version>  packaged kernel (5.10, 6.1, 6.12); default 5.10
 #   TREE=<dir>        a kernel tree of yours instead (never modified)
 #   SLABCONV_CACHE    where trees, builds and logs go (default ~/.cache/slabconv)
+#   CONFIG=<a,b>      kernel configs to build and boot (verify/configs; default slub,slab,slob)
 #   STRICT=1          `make residue` fails when a use of struct page is not allowed
 
 KERNEL ?= 5.10
 TREE ?=
+CONFIG ?=
 PY := /usr/bin/python3
 SLABCONV := $(PY) -m slabconv
 SRC_ARGS := --kernel $(KERNEL) $(if $(TREE),--tree $(TREE))
+CFG_ARGS := $(if $(CONFIG),--config $(CONFIG))
 
 .PHONY: all help deps fetch regen verify residue boot bench test test-fast
 
 all: deps ## regen, verify and boot on KERNEL (the main job)
-	$(SLABCONV) all $(SRC_ARGS)
+	$(SLABCONV) all $(SRC_ARGS) $(CFG_ARGS)
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 12
@@ -29,14 +32,14 @@ fetch: deps ## fetch and unpack linux-source-KERNEL into the cache
 regen: deps ## regenerate the series into generated-patches/KERNEL/
 	$(SLABCONV) regen $(SRC_ARGS)
 
-verify: deps ## build baseline and patched kernels; gate on new warnings
-	$(SLABCONV) verify $(SRC_ARGS)
+verify: deps ## build baseline and patched kernels per allocator; gate on new warnings
+	$(SLABCONV) verify $(SRC_ARGS) $(CFG_ARGS)
 
 residue: deps ## list the uses of struct page left in the slab code (STRICT=1: fail on any not allowed)
 	$(SLABCONV) residue $(SRC_ARGS) $(if $(STRICT),--strict)
 
-boot: deps ## build and boot the patched kernel in QEMU; in-guest tests (KTAP)
-	$(SLABCONV) boot $(SRC_ARGS)
+boot: deps ## build and boot each allocator's patched kernel in QEMU; in-guest tests (KTAP)
+	$(SLABCONV) boot $(SRC_ARGS) $(CFG_ARGS)
 
 bench: deps ## time regeneration (whole and per entry), build and boot
 	$(SLABCONV) bench $(SRC_ARGS)
