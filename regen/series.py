@@ -14,7 +14,7 @@ from pathlib import Path
 from slabconv import paths
 from slabconv.log import SlabconvError, info
 
-from . import declsplit, effects, manifest, spatch, template, tidy
+from . import declsplit, effects, kerneldoc, manifest, spatch, template, tidy
 from .worktree import Identity, WorkTree
 
 MANIFEST = "series.toml"
@@ -83,6 +83,21 @@ def _defines(step: manifest.Step, tree: Path) -> dict[str, str]:
                         return {**step.defines, "argpos": str(i)}
     raise SlabconvError(f"convert param {fn}(): there is no {fn}() with a struct page "
                         f"parameter to convert in {', '.join(step.files)}")
+
+
+def _param_name(step: manifest.Step, tree: Path) -> str | None:
+    """The name of the struct page parameter a param conversion renames."""
+    if step.convert != "param":
+        return None
+    for f in step.files:
+        if (tree / f).is_file():
+            for params in effects.parameter_lists((tree / f).read_text(errors="replace"),
+                                                  step.defines["fn"]):
+                for p in params:
+                    m = re.fullmatch(r"(const )?struct page \*(\w+)", p)
+                    if m:
+                        return m.group(2)
+    return None
 
 
 def _ready(batch: list[manifest.Step], tree: Path) -> int:
@@ -157,6 +172,7 @@ def apply_entry(series: manifest.Series, entry: manifest.Entry, wt: WorkTree) ->
         what = f"entry '{entry.id}' ({entry.subject}), step{'s' if len(batch) > 1 else ''} {label}"
         files = batch[0].files
         before = {f: (tree / f).read_text(errors="replace") for f in files if (tree / f).is_file()}
+        renamed = [(st, _param_name(st, tree)) for st in batch if st.convert == "param"]
         if batch[0].kind == "rule":
             try:
                 matched = _run_batch(series, batch, wt, what)
@@ -168,6 +184,13 @@ def apply_entry(series: manifest.Series, entry: manifest.Entry, wt: WorkTree) ->
             step = batch[0]
             template.insert(series.root, tree, step.path, step.files[0], before=step.before, at=step.at)
             matched = {0}
+        for st, name in renamed:             # the kernel-doc follows the parameter
+            for f in st.files:
+                if name and f in before:
+                    text = (tree / f).read_text(errors="replace")
+                    fixed = kerneldoc.rename_param(text, st.defines["fn"], name, "slab")
+                    if fixed != text:
+                        (tree / f).write_text(fixed)
         changed = []
         for f, old in before.items():
             new = (tree / f).read_text(errors="replace")

@@ -480,3 +480,16 @@ def test_reflow_fixes_only_what_coccinelle_printed_in_changed_lines():
     long_new = ("\tfoo(aaaaaaaaaaaaaaaaaaaa, bbbbbbbbbbbbbbbbbbbbbbbbbb,\n"
                 "\t    page_slab(cccccccccccccccccccccccccccccccccccc));\n")
     assert tidy.reflow(long_old, long_new) == long_new
+
+
+def test_kerneldoc_follows_a_renamed_parameter():
+    from regen import kerneldoc
+    src = ("/**\n * slab_destroy - destroy\n * @cachep: cache\n * @page: page pointer\n"
+           " *\n * Destroy all the objs in @page.\n */\n"
+           "static void slab_destroy(struct kmem_cache *cachep, struct slab *slab)\n{\n"
+           "\t/* @page here is not kernel-doc */\n}\n"
+           "/**\n * other - @page of another function\n */\nstatic void other(struct page *page);\n")
+    out = kerneldoc.rename_param(src, "slab_destroy", "page", "slab")
+    assert " * @slab: page pointer\n" in out and "objs in @slab.\n" in out
+    assert "/* @page here is not kernel-doc */" in out
+    assert " * other - @page of another function" in out
