@@ -9,7 +9,7 @@ Schema (TOML, see cocci/series.toml for the documented real thing):
       [[entry.step]]    one of:
                           rule = "rules/x.cocci", files = [...], defines = {k = v}
                           template = "templates/x.h", into = "file",
-                            before = "symbol" | at = "end"
+                            before = "symbol" | at = "start" | "end"
                           convert = "param" | "return" | "local", fn = "f",
                             [var = "page", to = "slab"], [const = true],
                             [files = [...], default mm/slub.c]
@@ -38,7 +38,8 @@ class Step:
     defines: dict[str, str] = field(default_factory=dict)
     options: list[str] = field(default_factory=list)
     before: str | None = None    # template anchor: definition name
-    at: str | None = None        # template anchor: "end" (before the include guard's #endif)
+    at: str | None = None        # template anchor: "start" (after the include guard's #define
+                                 # and the comment under it) or "end" (before its #endif)
     why: str = ""                # why a template rather than a rule
     optional: bool = False       # may change nothing
     chain: list[str] = field(default_factory=list)   # rules run after `path` in the same spatch run
@@ -195,9 +196,9 @@ def _step(d: dict, where: str, root: Path) -> Step:
         into = _req(d, "into", where)
         if ("before" in d) == ("at" in d):
             raise SlabconvError(f"manifest: {where}: a template needs exactly one of "
-                                f"'before' (a definition name) or 'at = \"end\"'", 2)
-        if d.get("at", "end") != "end":
-            raise SlabconvError(f"manifest: {where}: at = '{d['at']}' (only \"end\")", 2)
+                                f"'before' (a definition name) or 'at = \"start\"|\"end\"'", 2)
+        if d.get("at", "end") not in ("start", "end"):
+            raise SlabconvError(f"manifest: {where}: at = '{d['at']}' (\"start\" or \"end\")", 2)
         if not d.get("why"):
             raise SlabconvError(f"manifest: {where}: a template step must say 'why' "
                                 f"SmPL does not fit", 2)

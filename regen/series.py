@@ -195,7 +195,7 @@ def apply_entry(series: manifest.Series, entry: manifest.Entry, wt: WorkTree) ->
         for f, old in before.items():
             new = (tree / f).read_text(errors="replace")
             if new != old:
-                tidied = tidy.reflow(old, tidy.tidy(old, new))
+                tidied = tidy.tidy(old, new)
                 if tidied != new:
                     (tree / f).write_text(tidied)
                 changed.append(f)
@@ -207,6 +207,14 @@ def apply_entry(series: manifest.Series, entry: manifest.Entry, wt: WorkTree) ->
             raise SlabconvError(f"entry '{entry.id}' ({entry.subject}), step {k} "
                                 f"({st.describe()}{fn}): the step changed nothing in "
                                 f"{', '.join(st.files)}; expected it to change at least one of them")
+    # Coccinelle's layout, put right against the entry's starting text (a
+    # line one step broke may be short again after a later step's fold)
+    for f, data in start.items():
+        if data is not None and (tree / f).is_file():
+            text = (tree / f).read_text(errors="replace")
+            fixed = tidy.reflow(data.decode(errors="replace"), text)
+            if fixed != text:
+                (tree / f).write_text(fixed)
     for x in entry.expects:
         ok, found = effects.check(x, tree)
         if not ok:

@@ -62,6 +62,25 @@ def guard_end(lines: list[str], file: str) -> int:
     raise SlabconvError(f"template anchor 'end': {file} does not end with an include guard #endif")
 
 
+def guard_start(lines: list[str], file: str) -> int:
+    """0-based index just after the include guard's #define (and the comment
+    block right under it, which describes the whole header)."""
+    for i, line in enumerate(lines):
+        if not line.strip() or line.lstrip().startswith(("/*", "*", "//")):
+            continue
+        m = re.match(r"\s*#\s*ifndef\s+(\w+)", line)
+        if not m or i + 1 >= len(lines) or not re.match(r"\s*#\s*define\s+%s\b" % m.group(1),
+                                                       lines[i + 1]):
+            break
+        j = i + 2
+        if j < len(lines) and lines[j].lstrip().startswith("/*"):
+            while j < len(lines) and "*/" not in lines[j]:
+                j += 1
+            j += 1
+        return j
+    raise SlabconvError(f"template anchor 'start': {file} does not begin with an include guard")
+
+
 def insert(cocci_root: Path, tree: Path, template: str, file: str, *,
            before: str | None = None, at: str | None = None) -> None:
     text = (cocci_root / template).read_text()
@@ -71,6 +90,9 @@ def insert(cocci_root: Path, tree: Path, template: str, file: str, *,
     chunk = body + "\n"
     if before:
         idx = declaration_start(lines, find_anchor(cocci_root, tree, file, before))
+    elif at == "start":
+        idx = guard_start(lines, file)
+        chunk = "\n" + chunk
     else:
         idx = guard_end(lines, file)
         if idx > 0 and lines[idx - 1].strip():   # a blank line before the new block

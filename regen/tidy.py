@@ -119,14 +119,23 @@ def reflow(before: str, after: str, limit: int = 80) -> str:
     new = after.splitlines(keepends=True)
     out: list[str] = []
     sm = difflib.SequenceMatcher(None, old, new, autojunk=False)
+    # the regions between unchanged runs (a replace next to an insert is one)
+    regions: list[list[int]] = []
     for tag, i1, i2, j1, j2 in sm.get_opcodes():
+        if tag == "equal":
+            regions.append(["equal", i1, i2, j1, j2])
+        elif regions and regions[-1][0] == "changed":
+            regions[-1][2], regions[-1][4] = i2, j2
+        else:
+            regions.append(["changed", i1, i2, j1, j2])
+    for tag, i1, i2, j1, j2 in regions:
         block = new[j1:j2]
-        if tag in ("replace", "insert"):
+        if tag == "changed":
             block = [_CAST_SPACE.sub(r"\1", l) if not l.lstrip().startswith(("*", "/*", "//")) else l
                      for l in block]
-            if tag == "replace" and (j2 - j1) > (i2 - i1):
+            if i2 > i1 and (j2 - j1) > (i2 - i1):
                 block = _join_block(block, limit)
-            if tag == "replace" and any(_MULTI_DECL.match(l) for l in old[i1:i2]):
+            if any(_MULTI_DECL.match(l) for l in old[i1:i2]):
                 block = _join_decls(block)
         out.extend(block)
     return "".join(out)

@@ -144,12 +144,15 @@ position p : script:python() { (p[0].current_element, p[0].line, p[0].column) in
  ,...) S
 
 // What the rules above converted is left alone (when var and to are the
-// same name, as SLOB's sp, they would otherwise match again).
+// same name, as SLOB's sp, they would otherwise match again); a member
+// that struct slab does not have (page->mem_cgroup) is reached through
+// slab_page().
 @uses depends on decl@
 identifier virtual.fn, virtual.var, virtual.to;
 type T;
 expression E;
-identifier F;
+identifier F = {flags, slab_list, next, pobjects, rcu_head, slab_cache, freelist,
+                s_mem, counters, inuse, objects, frozen, active, units, slabs};
 position q : script:python() { (q[0].current_element, q[0].line, q[0].column) not in cursors };
 @@
  T fn(...)

@@ -1,6 +1,7 @@
 /* slabconv template: the struct slab accessors of mm/slab.h.
- * New functions with no counterpart in the tree; inserted before
- * enum slab_state, after mm/slab.h's includes.
+ * New functions with no counterpart in the tree; inserted at the top of
+ * mm/slab.h, before it includes slab_def.h and slub_def.h, whose inline
+ * helpers (obj_to_index(), nearest_obj()) use them once they take a slab.
  * slab_address() names its page: page_address(slab_page(x)) is what
  * slab_fold.cocci turns into slab_address(x), and it folds mm/slab.h.
  */
