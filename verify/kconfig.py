@@ -34,6 +34,7 @@ CONFIGS = {
     "slub": ("x86_64", ["base-x86_64", "slub"]),
     "slub-nodebug": ("x86_64", ["base-x86_64", "slub", "slub-nodebug"]),
     "slab": ("x86_64", ["base-x86_64", "slab"]),
+    "kasan": ("x86_64", ["base-x86_64", "slub", "kasan"]),
     "slob": ("x86_64", ["base-x86_64", "slob"]),
 }
 

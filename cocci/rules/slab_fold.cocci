@@ -5,6 +5,7 @@
 /// in slab_page() (or page_slab()).  Where the wrapped value is handed to
 /// something that has a struct slab form, use that form:
 ///   slab_page(X)->F                 -> X->F   (F a field struct slab has)
+///   virt_to_head_page(X)->F         -> virt_to_slab(X)->F
 ///   page_slab(slab_page(X)), slab_page(page_slab(X)) -> X
 ///   page_slab(virt_to_head_page(X)) -> virt_to_slab(X)
 ///   page_slab(virt_to_page(X))      -> virt_to_slab(X)
@@ -33,13 +34,16 @@
 virtual patch
 
 @depends on patch disable is_null, isnt_null1, not_ptr1, not_ptr2@
-expression X, Y;
+expression X;
 identifier F = {flags, slab_list, next, pobjects, rcu_head, slab_cache, freelist,
                 s_mem, counters, inuse, objects, frozen, active, units};
 @@
 (
 -slab_page(X)->F
 +X->F
+|
+-virt_to_head_page(X)->F
++virt_to_slab(X)->F
 |
 -slab_page(X)->pages
 +X->slabs
@@ -109,7 +113,14 @@ identifier F = {flags, slab_list, next, pobjects, rcu_head, slab_cache, freelist
 |
 -__ClearPageSlabPfmemalloc(slab_page(X))
 +__slab_clear_pfmemalloc(X)
-|
+)
+
+// Tests of a slab that the rule above may just have folded inside (as in
+// `page && PageSlab(page)`): a rule of their own, so that they see its result.
+@depends on patch disable is_null, isnt_null1, not_ptr1, not_ptr2@
+expression X, Y;
+@@
+(
 -slab_page(X) == slab_page(Y)
 +X == Y
 |
