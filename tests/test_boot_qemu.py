@@ -45,9 +45,9 @@ def test_boot_passes(kernel, tmp_path):
     r = boot.run(*kernel, tmp_path, timeout=120)
     assert r.passed, r.summary()
     assert not r.timed_out and r.failures == []
-    assert r.module_tests >= 21
+    assert r.module_tests >= 26
     assert r.counts.failed == 0 and r.counts.crashed == 0
-    assert r.counts.total == r.module_tests + 4
+    assert r.counts.total == r.module_tests + 5
     assert r.seconds < 60
     assert (tmp_path / "results.ktap").read_text() == r.ktap
     assert "ok 1 - slabconv_test" in r.ktap
