@@ -43,7 +43,7 @@ static char *inject = "";
 module_param(inject, charp, 0444);
 MODULE_PARM_DESC(inject, "plant a failure for the host-side detector tests: "
 		 "'warn' (a WARNING after the cases), 'fail' (case 1 fails), "
-		 "'redzone' (overwrite a red zone byte of a held object; needs slub_debug=Z)");
+		 "'redzone' (overwrite a red zone byte of a held object; needs slub_debug=Z or DEBUG_SLAB)");
 
 static unsigned int hold_kb = 1024;
 module_param(hold_kb, uint, 0444);
@@ -1321,24 +1321,32 @@ static void hold_objects(void)
 
 /*
  * inject=redzone: write the first byte of the right red zone of an object
- * that stays allocated, so that SLUB validate (init test 2) reports
- * "Redzone overwritten" (and repairs it).  struct kmem_cache is private to
- * mm/ since the struct slab series, so the red zone is recognised by its
- * SLUB_RED_ACTIVE bytes; without red zones (no slub_debug=Z) the bytes after
- * the object belong to someone else and nothing is written.
+ * that stays allocated.  struct kmem_cache is private to mm/ since the
+ * struct slab series, so the red zone is recognised by its bytes:
+ *  - SLUB (slub_debug=Z): SLUB_RED_ACTIVE bytes; SLUB validate (init test 2)
+ *    reports "Redzone overwritten" (and repairs it);
+ *  - SLAB (DEBUG_SLAB): the 64-bit RED_ACTIVE word; freeing the object at
+ *    rmmod reports "slab error in ...: memory outside object was
+ *    overwritten" (init test 6 and the console scanner fail).
+ * Without red zones the bytes after the object belong to someone else and
+ * nothing is written.
  */
 static void plant_redzone(void)
 {
 	u8 *p;
+	u64 word;
 
 	if (!uc_cache)
 		return;
 	p = kmem_cache_alloc(uc_cache, GFP_KERNEL);
 	if (!p)
 		return;
-	if (memchr_inv(p + opaque(UC_OBJ), SLUB_RED_ACTIVE, sizeof(void *))) {
+	memcpy(&word, p + opaque(UC_OBJ), sizeof(word));
+	if (IS_ENABLED(CONFIG_SLAB) ? word != RED_ACTIVE :
+	    !!memchr_inv(p + opaque(UC_OBJ), SLUB_RED_ACTIVE, sizeof(void *))) {
 		kmem_cache_free(uc_cache, p);
-		pr_info("# inject=redzone ignored: slabconv_uc has no red zone (slub_debug=Z)\n");
+		pr_info("# inject=redzone ignored: slabconv_uc has no red zone (%s)\n",
+			IS_ENABLED(CONFIG_SLAB) ? "DEBUG_SLAB" : "slub_debug=Z");
 		return;
 	}
 	p[opaque(UC_OBJ)] = 0x42;
