@@ -2,7 +2,7 @@
 
 Every report the kernel prints when something went wrong - panics, BUG:,
 WARNING:, Oopses, general protection faults, hardened-usercopy reports,
-SLUB corruption reports, lockups, OOM, user-space segfaults - becomes a
+SLUB and DEBUG_SLAB corruption reports, lockups, OOM, user-space segfaults - becomes a
 Finding with a few lines of context.  A ``Call Trace:`` is a finding only
 when it is not part of a report already found (or of an allowed place).
 
@@ -27,6 +27,15 @@ PATTERNS: list[tuple[str, re.Pattern]] = [(k, re.compile(r)) for k, r in [
     ("slub", r"\bBUG \S+ \((?:Not tainted|Tainted[^)]*)\): "),
     ("slub", r"^FIX \S+: "),
     ("slub", r"Slab cache still has objects|slabs counted but counter|no slab for object"),
+    # DEBUG_SLAB (mm/slab.c) reports; its BUG()s are "kernel BUG at mm/slab.c".
+    ("slab", r"\bSlab corruption \((?:Not tainted|Tainted[^)]*)\): "),
+    ("slab", r"\bslab error in \S+\(\): cache "),
+    ("slab", r"\bslab: double free detected in cache "),
+    ("slab", r"\bkfree_debugcheck: out of range ptr "),
+    ("slab", r": redzone 1:0x[0-9a-f]+, redzone 2:0x[0-9a-f]+"),
+    ("slab", r"\bnot aligned to ARCH_SLAB_MINALIGN="),
+    ("slab", r"\bkmem_cache_create\(\S*\) integrity check failed"),
+    ("oom", r"\bSLAB: Unable to allocate memory on node "),
     ("usercopy", r"\busercopy: |Bad or missing usercopy whitelist"),
     ("warning", r"\bWARNING: "),
     ("gpf", r"\bgeneral protection fault\b"),

@@ -68,6 +68,19 @@ WARN = """[    1.6] ------------[ cut here ]------------
     ("BUG slabconv_uc (Tainted: G    B      O     ): Objects remaining in slabconv_uc on __kmem_cache_shutdown()", "slub"),
     ("FIX kmalloc-64: Restoring 0x0000000012345678-0x0000000012345679=0xcc", "slub"),
     ("kmem_cache_destroy slabconv_uc: Slab cache still has objects", "slub"),
+    # DEBUG_SLAB (mm/slab.c) report formats
+    ("Slab corruption (Not tainted): kmalloc-64 start=ffff888003a0c000, len=64", "slab"),
+    ("Slab corruption (Tainted: G    B      O     ): slabconv_rcu start=ffff888003a0c000, len=512", "slab"),
+    ("slab error in verify_redzone_free(): cache `kmalloc-64': double free detected", "slab"),
+    ("slab error in cache_free_debugcheck(): cache `slabconv_uc': memory outside object was overwritten", "slab"),
+    ("slab error in check_poison_obj(): cache `kmalloc-128': start of a freed object was overwritten", "slab"),
+    ("slab: double free detected in cache 'kmalloc-64', objp ffff888003a0c000", "slab"),
+    ("kfree_debugcheck: out of range ptr 6b6b6b6b6b6b6b6bh", "slab"),
+    ("ffff888003a0c000: redzone 1:0x9f911029d74e35b, redzone 2:0x9f911029d74e35b", "slab"),
+    ("0xffff888003a0c004: not aligned to ARCH_SLAB_MINALIGN=8", "slab"),
+    ("kmem_cache_create(slabconv_off1024) integrity check failed", "slab"),
+    ("SLAB: Unable to allocate memory on node 0, gfp=0xcc0(GFP_KERNEL)", "oom"),
+    ("kernel BUG at mm/slab.c:2536!", "bug"),
     ("rcu: INFO: rcu_sched detected stalls on CPUs/tasks:", "lockup"),
     ("INFO: task insmod:40 blocked for more than 120 seconds.", "hung"),
     ("insmod invoked oom-killer: gfp_mask=0xcc0(GFP_KERNEL), order=0", "oom"),
@@ -143,3 +156,35 @@ def test_kernel_message_inside_a_mirrored_ktap_line():
 
 def test_missing_log_scans_empty(tmp_path):
     assert console.scan(tmp_path / "nope.log") == []
+
+
+SLAB_CORRUPTION = """[    2.1] Slab corruption (Not tainted): kmalloc-64 start=ffff888003a0c000, len=64
+[    2.1] Redzone: 0x9f911029d74e35b/0x9f911029d74e35b
+[    2.1] Last user: (kfree+0x54/0x90)
+[    2.1] 000: 6b 6b 6b 6b 42 6b 6b 6b 6b 6b 6b 6b 6b 6b 6b 6b  kkkkBkkkkkkkkkkk
+[    2.1] Prev obj: start=ffff888003a0bfb0, len=64
+[    2.1] slab error in check_poison_obj(): cache `kmalloc-64': start of a freed object was overwritten
+[    2.1] CPU: 0 PID: 40 Comm: insmod Tainted: G    B      O      5.10.262 #1
+[    2.1] Call Trace:
+[    2.1]  dump_stack+0x6d/0x88
+"""
+
+
+def test_slab_corruption_report_and_its_trace():
+    # DEBUG_SLAB's poison check: the corruption and the slab error are both
+    # reported; the dump_stack() trace belongs to them (no stray trace).
+    found = console.scan_text("boot\n" + SLAB_CORRUPTION)
+    assert [f.kind for f in found] == ["slab", "slab"]
+    assert found[0].line.startswith("Slab corruption (Not tainted): kmalloc-64")
+    assert any("Redzone: 0x9f911029d74e35b" in x for x in found[0].excerpt)
+    summary = console.summarize(found)
+    assert len(summary) == 1 and "[slab] Slab corruption" in summary[0]
+
+
+def test_slab_non_reports_are_not_findings():
+    # SLAB boot messages and mem_dump_obj() output are no failure reports.
+    text = ("[    0.1] Dentry cache hash table entries: 65536 (order: 7, 524288 bytes, linear)\n"
+            "[    0.2] kmem_cache_create: slab caches online\n"
+            "[    1.7]  slab kmalloc-64 start ffff888003a0c000 pointer offset 0 size 64\n"
+            "[    1.7] slabconv-ktap: # mem_dump_obj: kmalloc-64 object ffff888003a0c000\n")
+    assert console.scan_text(text) == []

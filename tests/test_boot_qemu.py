@@ -45,14 +45,17 @@ def test_boot_passes(kernel, tmp_path):
     r = boot.run(*kernel, tmp_path, timeout=120)
     assert r.passed, r.summary()
     assert not r.timed_out and r.failures == []
-    assert r.module_tests >= 21
+    assert r.module_tests >= 26
     assert r.counts.failed == 0 and r.counts.crashed == 0
-    assert r.counts.total == r.module_tests + 4
+    assert r.counts.total == r.module_tests + 5
     assert r.seconds < 60
     assert (tmp_path / "results.ktap").read_text() == r.ktap
     assert "ok 1 - slabconv_test" in r.ktap
     assert "ok 2 - slub_validate" in r.ktap
     assert "usercopy_kmalloc_8192" in r.ktap
+    for case in ("kmalloc_size_classes", "kfree_bulk", "kmem_cache_rcu", "kmem_cache_offslab"):
+        assert f"- {case}\n" in r.ktap, case      # ran and passed (no SKIP)
+    assert "ok 4 - sysfs_slab_caches\n" in r.ktap     # SLUB: not skipped
     assert r.console_log == tmp_path / "console.log"
     assert "Run /init as init process" in r.console_log.read_text()
     assert (tmp_path / "summary.json").is_file()
@@ -62,7 +65,8 @@ def test_module_failure_propagates_through_ktap(kernel, tmp_path):
     r = boot.run(*kernel, tmp_path, timeout=120, cmdline_extra="slabconv.inject=fail")
     assert not r.passed
     # Counted once: the parent fails because of its failed case.
-    assert r.counts.failed == 1 and r.counts.passed == r.counts.total - 1
+    assert r.counts.failed == 1
+    assert r.counts.passed + r.counts.skipped == r.counts.total - 1
     suite = r.results.root.subtests[0]
     assert suite.name == "slabconv_test" and suite.status is boot.ktap.Status.FAIL
     assert any("hardened_usercopy_config: not ok # planted failure" in f

@@ -11,13 +11,21 @@
 #                            (lifted from dmesg, "slabconv-ktap: " prefix) is
 #                            nested as a subtest and verified here
 #   2 slub_validate          write 1 to every /sys/kernel/slab/*/validate;
-#                            any write error or SLUB report in dmesg fails
-#   3 slab_caches_visible    kmalloc and module caches in /proc/slabinfo and
-#                            /sys/kernel/slab, held objects counted
-#   4 memcg_slab_accounting  SLAB_ACCOUNT objects held by the module are
-#                            charged to the memcg insmod ran in
-#   5 module_unload          rmmod destroys the module's caches cleanly (no
-#                            SLUB report newer than those of test 2)
+#                            any write error or slab report in dmesg fails
+#                            (SKIP: no /sys/kernel/slab under SLAB or SLOB)
+#   3 slab_caches_visible    kmalloc and module caches in /proc/slabinfo,
+#                            held objects counted (SKIP: SLOB has no slabinfo)
+#   4 sysfs_slab_caches      kmalloc and module caches in /sys/kernel/slab
+#                            (SKIP: SLUB only)
+#   5 memcg_slab_accounting  SLAB_ACCOUNT objects held by the module are
+#                            charged to the memcg insmod ran in (SKIP: no
+#                            CONFIG_MEMCG_KMEM, as with SLOB)
+#   6 module_unload          rmmod destroys the module's caches cleanly (no
+#                            slab report newer than those of test 2)
+#
+# The allocator comes from the module's "# allocator X" line (else SLUB's
+# boot banner).  A file the allocator does not provide is a SKIP with the
+# reason; the same file missing under an allocator that provides it fails.
 #
 # Kernel command line knobs (read from /proc/cmdline):
 #   slabconv.inject=X      passed to the module: warn plants a WARNING,
@@ -31,7 +39,11 @@ PATH=/bin:/sbin
 export PATH
 MOD=/lib/slabconv/slabconv_test.ko
 MODNAME=slabconv_test
-SLUB_ERR='BUG [^ ]+ \((Not tainted|Tainted)|^(\[[ 0-9.]+\] )?FIX [^ ]+: |slabs counted but counter|still has objects|no slab for object'
+# Slab reports in dmesg: SLUB's ("BUG <cache> (Not tainted): ...", "FIX"),
+# DEBUG_SLAB's (mm/slab.c: "Slab corruption", "slab error in", double free,
+# red zones) and slab_common's.
+SLAB_ERR='BUG [^ ]+ \((Not tainted|Tainted)|^(\[[ 0-9.]+\] )?FIX [^ ]+: |slabs counted but counter|still has objects|no slab for object'
+SLAB_ERR="$SLAB_ERR"'|Slab corruption \(|slab error in [^ ]+\(\): cache|slab: double free detected|kfree_debugcheck: out of range|: redzone 1:0x|not aligned to ARCH_SLAB_MINALIGN|kernel BUG at mm/sl[aou]b'
 
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
@@ -83,15 +95,15 @@ if mount -t cgroup2 none /sys/fs/cgroup 2>/dev/null &&
 	CG=/sys/fs/cgroup/slabconv
 fi
 
-# SLUB reports in dmesg after the first $1 (default 0), timestamps dropped.
-slub_reports() {
-	dmesg | grep -v 'slabconv-ktap: ' | grep -E "$SLUB_ERR" |
+# Slab reports in dmesg after the first $1 (default 0), timestamps dropped.
+slab_reports() {
+	dmesg | grep -v 'slabconv-ktap: ' | grep -E "$SLAB_ERR" |
 		sed 's/^\[[ 0-9.]*\] //' | tail -n +$((${1:-0} + 1))
 }
 
 ktap "KTAP version 1"
 ktap "# slabconv guest tests, kernel $(uname -r)"
-ktap "1..5"
+ktap "1..6"
 
 # ---- 1: the module -----------------------------------------------------------
 LOADED=0
@@ -126,8 +138,23 @@ while IFS= read -r line; do
 done < /tmp/mod.ktap
 if [ -z "$R1" ]; then ktap "ok 1 - slabconv_test"; else ktap "not ok 1 - slabconv_test # $R1"; fi
 
+# Which allocator, and what it provides.
+ALLOC=$(sed -n 's/^# allocator \([A-Z]*\),.*/\1/p' /tmp/mod.ktap | head -n 1)
+MEMCG_KMEM=$(sed -n 's/^# allocator .*memcg_kmem \([01]\).*/\1/p' /tmp/mod.ktap | head -n 1)
+if [ -z "$ALLOC" ]; then
+	if dmesg | grep -q 'SLUB: HWalign='; then ALLOC=SLUB; else ALLOC=unknown; fi
+fi
+ktap "# allocator $ALLOC"
+# skip_reason FILE ALLOCATORS: why FILE may be missing (empty: it may not).
+skip_reason() {
+	case " $2 " in
+	*" $ALLOC "*) echo "$1 absent: not provided by $ALLOC" ;;
+	esac
+}
+
 # ---- 2: SLUB validate on every cache ----------------------------------------
 R2=""
+S2=""
 N=0
 SEEN=0
 BAD=""
@@ -147,37 +174,40 @@ if [ -d /sys/kernel/slab ]; then
 			BAD="$BAD ${d##*/}"
 		fi
 	done
-	ERR=$(slub_reports | head -n 1)
-	SEEN=$(slub_reports | wc -l)
 	if [ -n "$BAD" ]; then
 		R2="validate write failed for:$BAD"
-	elif [ -n "$ERR" ]; then
-		R2="SLUB report in dmesg: $ERR"
 	elif [ "$N" -eq 0 ]; then
-		R2="no cache has a validate file"
+		# validate needs CONFIG_SLUB_DEBUG
+		S2="no cache has a validate file (SLUB without CONFIG_SLUB_DEBUG)"
 	fi
 else
-	R2="/sys/kernel/slab missing"
+	S2=$(skip_reason /sys/kernel/slab "SLAB SLOB")
+	[ -n "$S2" ] || R2="/sys/kernel/slab missing (allocator $ALLOC)"
+fi
+ERR=$(slab_reports | head -n 1)
+SEEN=$(slab_reports | wc -l)
+# A slab report fails the test even when there was nothing to validate.
+if [ -z "$R2" ] && [ -n "$ERR" ]; then
+	R2="slab report in dmesg: $ERR"
+	S2=""
 fi
 ktap "# validated $N caches"
-if [ -z "$R2" ]; then ktap "ok 2 - slub_validate"; else ktap "not ok 2 - slub_validate # $R2"; fi
+if [ -n "$R2" ]; then ktap "not ok 2 - slub_validate # $R2"
+elif [ -n "$S2" ]; then ktap "ok 2 - slub_validate # SKIP $S2"
+else ktap "ok 2 - slub_validate"; fi
 
-# ---- 3: caches visible --------------------------------------------------------
+# ---- 3: caches visible in /proc/slabinfo --------------------------------------
 R3=""
+S3=""
 HELD=$(sed -n 's/^# held \([0-9][0-9]*\) accounted objects.*/\1/p' /tmp/mod.ktap | head -n 1)
 if [ ! -r /proc/slabinfo ]; then
-	R3="/proc/slabinfo missing"
+	S3=$(skip_reason /proc/slabinfo "SLOB")
+	[ -n "$S3" ] || R3="/proc/slabinfo missing (allocator $ALLOC)"
 elif ! grep -q '^kmalloc-64 ' /proc/slabinfo; then
 	R3="kmalloc-64 not in /proc/slabinfo"
-elif [ ! -e /sys/kernel/slab/kmalloc-64 ]; then
-	R3="/sys/kernel/slab/kmalloc-64 missing"
 elif [ "$LOADED" = 1 ]; then
 	for c in slabconv_uc slabconv_acct; do
-		if ! grep -q "^$c " /proc/slabinfo; then
-			R3="$c not in /proc/slabinfo"
-		elif [ ! -e /sys/kernel/slab/$c ]; then
-			R3="/sys/kernel/slab/$c missing"
-		fi
+		grep -q "^$c " /proc/slabinfo || R3="$c not in /proc/slabinfo"
 	done
 	ACTIVE=$(sed -n 's/^slabconv_acct  *\([0-9][0-9]*\) .*/\1/p' /proc/slabinfo)
 	ktap "# slabconv_acct active_objs ${ACTIVE:-?}, held ${HELD:-?}"
@@ -185,43 +215,69 @@ elif [ "$LOADED" = 1 ]; then
 		R3="slabconv_acct active_objs $ACTIVE < $HELD held objects"
 	fi
 fi
-if [ -z "$R3" ]; then ktap "ok 3 - slab_caches_visible"; else ktap "not ok 3 - slab_caches_visible # $R3"; fi
+if [ -n "$R3" ]; then ktap "not ok 3 - slab_caches_visible # $R3"
+elif [ -n "$S3" ]; then ktap "ok 3 - slab_caches_visible # SKIP $S3"
+else ktap "ok 3 - slab_caches_visible"; fi
 
-# ---- 4: memcg accounting -------------------------------------------------------
+# ---- 4: caches visible in /sys/kernel/slab --------------------------------------
+R4=""
+S4=""
+if [ ! -d /sys/kernel/slab ]; then
+	S4=$(skip_reason /sys/kernel/slab "SLAB SLOB")
+	[ -n "$S4" ] || R4="/sys/kernel/slab missing (allocator $ALLOC)"
+elif [ ! -e /sys/kernel/slab/kmalloc-64 ]; then
+	R4="/sys/kernel/slab/kmalloc-64 missing"
+elif [ "$LOADED" = 1 ]; then
+	for c in slabconv_uc slabconv_acct; do
+		[ -e /sys/kernel/slab/$c ] || R4="/sys/kernel/slab/$c missing"
+	done
+	OBJS=$(cat /sys/kernel/slab/slabconv_acct/objects 2>/dev/null | cut -d' ' -f1)
+	ktap "# /sys/kernel/slab/slabconv_acct/objects ${OBJS:-?}, held ${HELD:-?}"
+	if [ -z "$R4" ] && [ -n "$HELD" ] && [ -n "$OBJS" ] && [ "$OBJS" -lt "$HELD" ]; then
+		R4="slabconv_acct objects $OBJS < $HELD held objects"
+	fi
+fi
+if [ -n "$R4" ]; then ktap "not ok 4 - sysfs_slab_caches # $R4"
+elif [ -n "$S4" ]; then ktap "ok 4 - sysfs_slab_caches # SKIP $S4"
+else ktap "ok 4 - sysfs_slab_caches"; fi
+
+# ---- 5: memcg accounting -------------------------------------------------------
 if [ -z "$CG" ]; then
-	ktap "ok 4 - memcg_slab_accounting # SKIP no cgroup2 memory controller"
+	ktap "ok 5 - memcg_slab_accounting # SKIP no cgroup2 memory controller"
 elif [ "$LOADED" != 1 ] || [ -z "$HELD" ]; then
-	ktap "ok 4 - memcg_slab_accounting # SKIP module not loaded or held nothing"
+	ktap "ok 5 - memcg_slab_accounting # SKIP module not loaded or held nothing"
+elif [ "$MEMCG_KMEM" = 0 ]; then
+	ktap "ok 5 - memcg_slab_accounting # SKIP CONFIG_MEMCG_KMEM is not set ($ALLOC): slab objects are not charged"
 else
 	SLAB=$(sed -n 's/^slab_unreclaimable \([0-9][0-9]*\)$/\1/p' $CG/memory.stat)
 	WANT=$((HELD * 1024 / 2))
 	ktap "# memcg slab_unreclaimable ${SLAB:-?} bytes, held $HELD x 1024 bytes"
 	if [ -z "$SLAB" ]; then
-		ktap "not ok 4 - memcg_slab_accounting # no slab_unreclaimable in memory.stat"
+		ktap "not ok 5 - memcg_slab_accounting # no slab_unreclaimable in memory.stat"
 	elif [ "$SLAB" -lt "$WANT" ]; then
-		ktap "not ok 4 - memcg_slab_accounting # slab_unreclaimable $SLAB < $WANT"
+		ktap "not ok 5 - memcg_slab_accounting # slab_unreclaimable $SLAB < $WANT"
 	else
-		ktap "ok 4 - memcg_slab_accounting"
+		ktap "ok 5 - memcg_slab_accounting"
 	fi
 fi
 
-# ---- 5: unload ----------------------------------------------------------------
+# ---- 6: unload ----------------------------------------------------------------
 if [ "$LOADED" != 1 ]; then
-	ktap "ok 5 - module_unload # SKIP module not loaded"
+	ktap "ok 6 - module_unload # SKIP module not loaded"
 else
 	R5=""
 	if ! rmmod $MODNAME > /tmp/rmmod.out 2>&1; then
 		R5="rmmod failed: $(head -n 1 /tmp/rmmod.out)"
 	elif [ -e /sys/module/$MODNAME ]; then
 		R5="/sys/module/$MODNAME still present"
-	elif grep -q '^slabconv_uc ' /proc/slabinfo; then
+	elif [ -r /proc/slabinfo ] && grep -q '^slabconv_uc ' /proc/slabinfo; then
 		R5="slabconv_uc still in /proc/slabinfo after rmmod"
 	else
 		# Only reports that are new since test 2.
-		ERR=$(slub_reports "$SEEN" | head -n 1)
-		[ -n "$ERR" ] && R5="SLUB report in dmesg: $ERR"
+		ERR=$(slab_reports "$SEEN" | head -n 1)
+		[ -n "$ERR" ] && R5="slab report in dmesg: $ERR"
 	fi
-	if [ -z "$R5" ]; then ktap "ok 5 - module_unload"; else ktap "not ok 5 - module_unload # $R5"; fi
+	if [ -z "$R5" ]; then ktap "ok 6 - module_unload"; else ktap "not ok 6 - module_unload # $R5"; fi
 fi
 
 finish "$(uptime_s)"

@@ -27,12 +27,15 @@
 #include <linux/mm.h>
 #include <linux/mman.h>
 #include <linux/module.h>
+#include <linux/log2.h>
 #include <linux/poison.h>
+#include <linux/rcupdate.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/smp.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
+#include <linux/vmstat.h>
 #include <linux/version.h>
 #include <linux/workqueue.h>
 
@@ -40,7 +43,7 @@ static char *inject = "";
 module_param(inject, charp, 0444);
 MODULE_PARM_DESC(inject, "plant a failure for the host-side detector tests: "
 		 "'warn' (a WARNING after the cases), 'fail' (case 1 fails), "
-		 "'redzone' (overwrite a red zone byte of a held object; needs slub_debug=Z)");
+		 "'redzone' (overwrite a red zone byte of a held object; needs slub_debug=Z or DEBUG_SLAB)");
 
 static unsigned int hold_kb = 1024;
 module_param(hold_kb, uint, 0444);
@@ -85,6 +88,95 @@ static bool is_slab_object(const void *p)
 	return PageSlab(virt_to_head_page(p));
 }
 
+/* ---- what each allocator promises ----------------------------------------- */
+
+#if defined(CONFIG_SLOB)
+#define ALLOCATOR "SLOB"
+#elif defined(CONFIG_SLAB)
+#define ALLOCATOR "SLAB"
+#else
+#define ALLOCATOR "SLUB"
+#endif
+
+#if defined(CONFIG_MEMCG_KMEM) || \
+    (LINUX_VERSION_CODE >= KERNEL_VERSION(6, 10, 0) && defined(CONFIG_MEMCG))
+#define HAVE_MEMCG_KMEM 1
+#else
+#define HAVE_MEMCG_KMEM 0
+#endif
+
+/*
+ * SLOB (mm/slob.c): kmalloc(n) comes from a SLOB page when
+ * n < PAGE_SIZE - minalign (a header of minalign bytes holds n), else from
+ * the page allocator; ksize() of a SLOB block is n rounded up to SLOB_UNIT
+ * (sizeof(slob_t): 2 bytes with 4 KiB pages).
+ */
+#define SLOB_MINALIGN	max_t(size_t, ARCH_KMALLOC_MINALIGN, ARCH_SLAB_MINALIGN)
+#define SLOB_UNIT_BYTES	(PAGE_SIZE <= (32767 * 2) ? 2 : 4)
+
+/* Does kmalloc(n) return a slab object (else a page-allocator block)? */
+static bool kmalloc_is_slab(size_t n)
+{
+	if (IS_ENABLED(CONFIG_SLOB))
+		return n < PAGE_SIZE - SLOB_MINALIGN;
+	return n <= KMALLOC_MAX_CACHE_SIZE;
+}
+
+/* The kmalloc cache SLAB and SLUB use for n bytes (kmalloc_index()). */
+static size_t kmalloc_class(size_t n)
+{
+	if (n <= KMALLOC_MIN_SIZE)
+		return KMALLOC_MIN_SIZE;
+	if (KMALLOC_MIN_SIZE <= 32 && n > 64 && n <= 96)
+		return 96;
+	if (KMALLOC_MIN_SIZE <= 64 && n > 128 && n <= 192)
+		return 192;
+	return roundup_pow_of_two(n);
+}
+
+/*
+ * ksize(kmalloc(n)) per allocator: SLAB and SLUB report the object size of
+ * the kmalloc cache (SLUB with slub_debug red zones or poisoning too:
+ * object_size), SLOB the request rounded to its unit; a page-allocator block
+ * reports its pages.
+ */
+static size_t expected_ksize(size_t n)
+{
+	if (!kmalloc_is_slab(n))
+		return PAGE_SIZE << get_order(n);
+	if (IS_ENABLED(CONFIG_SLOB))
+		return ALIGN(n, SLOB_UNIT_BYTES);
+	return kmalloc_class(n);
+}
+
+/* Does kmem_cache_alloc() of a size-byte cache return slab memory? */
+static bool cache_obj_is_slab(size_t size)
+{
+	/* SLOB gives caches of a page or more whole pages (slob_new_pages). */
+	return !IS_ENABLED(CONFIG_SLOB) || size < PAGE_SIZE;
+}
+
+/* Slab pages counted by the kernel (NR_SLAB_UNRECLAIMABLE_B, from 5.9). */
+static long slab_unreclaimable_pages(void)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(5, 9, 0)
+	return global_node_page_state_pages(NR_SLAB_UNRECLAIMABLE_B);
+#else
+	return global_node_page_state(NR_SLAB_UNRECLAIMABLE);
+#endif
+}
+
+/* How many times consecutive objects lie in different slabs (head pages). */
+static unsigned int slab_changes(void **objs, unsigned int n)
+{
+	unsigned int i, changes = 0;
+
+	for (i = 1; i < n; i++)
+		if (virt_to_head_page(objs[i]) != virt_to_head_page(objs[i - 1]))
+			changes++;
+	return changes;
+}
+
 static void fill(void *p, size_t n, unsigned int seed)
 {
 	u8 *b = p;
@@ -92,6 +184,18 @@ static void fill(void *p, size_t n, unsigned int seed)
 
 	for (i = 0; i < n; i++)
 		b[i] = (u8)(seed * 131 + i * 7 + (i >> 8) + 1);
+}
+
+/* Index of the first byte of p[0..n) that fill(p, n, seed) did not write, or -1. */
+static long not_filled(const void *p, size_t n, unsigned int seed)
+{
+	const u8 *b = p;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (b[i] != (u8)(seed * 131 + i * 7 + (i >> 8) + 1))
+			return i;
+	return -1;
 }
 
 static long first_diff(const void *a, const void *b, size_t n)
@@ -176,6 +280,17 @@ static enum result partial(struct ctx *c, u8 *src_obj, u8 *dst_obj, size_t objsi
 
 /* ---- cases ------------------------------------------------------------ */
 
+/*
+ * The usercopy cases exercise check_heap_object() -> __check_heap_object()
+ * (the slab's object bounds and usercopy whitelist), which exists only with
+ * CONFIG_HARDENED_USERCOPY; without it a copy checks nothing of the slab.
+ */
+#define NEED_HARDENED_USERCOPY(c) do {						\
+	if (!IS_ENABLED(CONFIG_HARDENED_USERCOPY))				\
+		return SKIPPED(c, "CONFIG_HARDENED_USERCOPY is not set: "	\
+			       "no check_heap_object() to exercise");		\
+} while (0)
+
 static enum result t_hardened_usercopy_config(struct ctx *c)
 {
 	if (!IS_ENABLED(CONFIG_HARDENED_USERCOPY))
@@ -197,7 +312,7 @@ static enum result t_kmalloc_ksize(struct ctx *c)
 
 	for (i = 0; i < ARRAY_SIZE(ksize_sizes) && r == PASS; i++) {
 		size_t size = opaque(ksize_sizes[i]);
-		bool want_slab = size <= KMALLOC_MAX_CACHE_SIZE;
+		bool want_slab = kmalloc_is_slab(size);
 
 		memset(objs, 0, sizeof(objs));
 		for (j = 0; j < NOBJ; j++) {
@@ -234,6 +349,7 @@ static enum result t_usercopy_kmalloc(struct ctx *c)
 	u8 *src, *dst;
 	enum result r;
 
+	NEED_HARDENED_USERCOPY(c);
 	src = kmalloc(size, GFP_KERNEL);
 	dst = kmalloc(size, GFP_KERNEL);
 	if (!src || !dst) {
@@ -263,6 +379,7 @@ static enum result t_usercopy_kmalloc_offset(struct ctx *c)
 	enum result r = PASS;
 	unsigned int i;
 
+	NEED_HARDENED_USERCOPY(c);
 	for (i = 0; i < ARRAY_SIZE(v) && r == PASS; i++) {
 		size_t obj = opaque(v[i].obj);
 		u8 *src = kmalloc(obj, GFP_KERNEL), *dst = kmalloc(obj, GFP_KERNEL);
@@ -302,6 +419,7 @@ static enum result t_usercopy_cache_whitelist(struct ctx *c)
 	enum result r = PASS;
 	u8 *src, *dst;
 
+	NEED_HARDENED_USERCOPY(c);
 	if (!uc_cache)
 		return FAILED(c, "kmem_cache_create_usercopy failed at module init");
 	src = kmem_cache_alloc(uc_cache, GFP_KERNEL);
@@ -338,6 +456,7 @@ static enum result t_usercopy_kmalloc_accounted(struct ctx *c)
 	enum result r = PASS;
 	unsigned int i;
 
+	NEED_HARDENED_USERCOPY(c);
 	for (i = 0; i < ARRAY_SIZE(sizes) && r == PASS; i++) {
 		size_t size = opaque(sizes[i]);
 		u8 *src = kmalloc(size, GFP_KERNEL_ACCOUNT);
@@ -362,6 +481,7 @@ static enum result t_usercopy_cache_accounted(struct ctx *c)
 	enum result r;
 	u8 *src, *dst;
 
+	NEED_HARDENED_USERCOPY(c);
 	if (!acct_cache)
 		return FAILED(c, "SLAB_ACCOUNT cache creation failed at module init");
 	src = kmem_cache_alloc(acct_cache, GFP_KERNEL);
@@ -434,33 +554,84 @@ static void ctor_fn(void *p)
 	*(u32 *)p = CTOR_MAGIC;
 }
 
+/* Is p in the ctor's state (magic, then 0xc7 bytes)?  -1 if so, else the byte. */
+static long ctor_state(const void *p)
+{
+	if (*(const u32 *)p != CTOR_MAGIC)
+		return 0;
+	return not_byte((const u8 *)p + 4, 0xc7, CTOR_OBJ - 4);
+}
+
+/*
+ * More objects than one slab holds: the objects of every new slab (and of
+ * slabs refilled after frees) must be constructed.  A ctor run on the wrong
+ * address (a wrong slab_address() or object index) leaves objects unbuilt;
+ * a broken freelist hands out one object twice (the index check).
+ */
+#define NCTOR 256
 static enum result t_kmem_cache_ctor(struct ctx *c)
 {
 	struct kmem_cache *s;
-	void *objs[NOBJ * 4];
+	void **objs;
 	enum result r = PASS;
-	unsigned int i;
+	unsigned int i, round, changes = 0;
+	long d;
 
+	objs = kcalloc(NCTOR, sizeof(void *), GFP_KERNEL);
+	if (!objs)
+		return FAILED(c, "kcalloc failed");
 	s = kmem_cache_create("slabconv_ctor", CTOR_OBJ, 0, 0, ctor_fn);
-	if (!s)
+	if (!s) {
+		kfree(objs);
 		return FAILED(c, "kmem_cache_create with ctor failed");
-	memset(objs, 0, sizeof(objs));
-	for (i = 0; i < ARRAY_SIZE(objs); i++) {
-		objs[i] = kmem_cache_alloc(s, GFP_KERNEL);
-		if (!objs[i]) {
-			r = FAILED(c, "kmem_cache_alloc #%u failed", i);
-			break;
-		}
-		if (*(u32 *)objs[i] != CTOR_MAGIC ||
-		    not_byte((u8 *)objs[i] + 4, 0xc7, CTOR_OBJ - 4) >= 0) {
-			r = FAILED(c, "object #%u was not constructed by the ctor", i);
-			break;
-		}
 	}
-	for (i = 0; i < ARRAY_SIZE(objs); i++)
-		if (objs[i])
-			kmem_cache_free(s, objs[i]);
+	for (round = 0; round < 2 && r == PASS; round++) {
+		for (i = 0; i < NCTOR; i++) {
+			objs[i] = kmem_cache_alloc(s, GFP_KERNEL);
+			if (!objs[i]) {
+				r = FAILED(c, "round %u: kmem_cache_alloc #%u failed", round, i);
+				break;
+			}
+			d = ctor_state(objs[i]);
+			if (d >= 0) {
+				r = FAILED(c, "round %u: object #%u not constructed (byte %ld)",
+					   round, i, d);
+				break;
+			}
+			/* Mark it: a second hand-out of the same object shows. */
+			*(u32 *)((u8 *)objs[i] + 4) = i;
+		}
+		for (i = 0; i < NCTOR && r == PASS; i++)
+			if (*(u32 *)((u8 *)objs[i] + 4) != i)
+				r = FAILED(c, "round %u: object #%u handed out twice", round, i);
+		if (r == PASS && round == 0) {
+			changes = slab_changes(objs, NCTOR);
+			if (!changes)
+				r = FAILED(c, "%u objects all in one slab: no second slab filled",
+					   NCTOR);
+		}
+		/* Back to the constructed state before freeing (ctor contract);
+		 * free every other object first so slabs refill out of order. */
+		for (i = 0; i < NCTOR; i++)
+			if (objs[i] && !(i & 1)) {
+				*(u32 *)((u8 *)objs[i] + 4) = 0xc7c7c7c7;
+				kmem_cache_free(s, objs[i]);
+				objs[i] = NULL;
+			}
+		for (i = 0; i < NCTOR; i++)
+			if (objs[i]) {
+				*(u32 *)((u8 *)objs[i] + 4) = 0xc7c7c7c7;
+				kmem_cache_free(s, objs[i]);
+				objs[i] = NULL;
+			}
+		if (round == 0)
+			kmem_cache_shrink(s);	/* round 1 builds new slabs */
+	}
 	kmem_cache_destroy(s);
+	kfree(objs);
+	if (r == PASS)
+		pr_info("# kmem_cache_ctor: %u objects, %u slab changes between consecutive objects\n",
+			NCTOR, changes);
 	return r;
 }
 
@@ -627,6 +798,471 @@ static enum result t_kfree_remote_cpu(struct ctx *c)
 	return r;
 }
 
+/*
+ * Every kmalloc size class and the sizes either side of each boundary:
+ * ksize() is what this allocator rounds the request to (expected_ksize()),
+ * at least the request, the same for two objects of one size; the object
+ * is slab memory exactly when this allocator serves that size from a slab;
+ * a power-of-two request is naturally aligned (guaranteed by all three
+ * since 5.4); the whole ksize() range of two live objects is writable
+ * without one overwriting the other.  A wrong slab (or compound page)
+ * looked up from an object address gives a wrong ksize(); a wrong object
+ * index or slab address gives overlaps or misaligned objects.
+ */
+static size_t next_class(size_t s)
+{
+	switch (s) {
+	case 64: return 96;
+	case 96: return 128;
+	case 128: return 192;
+	case 192: return 256;
+	default: return s * 2;
+	}
+}
+
+static enum result kmalloc_one_size(struct ctx *c, size_t n)
+{
+	size_t want = expected_ksize(n), k[2];
+	bool slab = kmalloc_is_slab(n);
+	u8 *p[2];
+	enum result r = PASS;
+	int j;
+
+	n = opaque(n);
+	p[0] = kmalloc(n, GFP_KERNEL);
+	p[1] = kmalloc(n, GFP_KERNEL);
+	for (j = 0; j < 2 && r == PASS; j++) {
+		if (!p[j]) {
+			r = FAILED(c, "kmalloc(%zu) returned NULL", n);
+			break;
+		}
+		k[j] = ksize(p[j]);
+		if (k[j] < n)
+			r = FAILED(c, "kmalloc(%zu): ksize %zu < request", n, k[j]);
+		else if (k[j] != want)
+			r = FAILED(c, "kmalloc(%zu): ksize %zu, %s rounds to %zu",
+				   n, k[j], ALLOCATOR, want);
+		else if (is_slab_object(p[j]) != slab)
+			r = FAILED(c, "kmalloc(%zu): slab memory %d, expected %d",
+				   n, !slab, slab);
+		else if (is_power_of_2(n) && !IS_ALIGNED((unsigned long)p[j], n))
+			r = FAILED(c, "kmalloc(%zu) = %px is not %zu-aligned", n, p[j], n);
+	}
+	if (r == PASS) {
+		memset(p[0], 0x11, k[0]);
+		memset(p[1], 0x22, k[1]);
+		if (not_byte(p[0], 0x11, k[0]) >= 0 || not_byte(p[1], 0x22, k[1]) >= 0)
+			r = FAILED(c, "kmalloc(%zu): two objects overlap within ksize %zu",
+				   n, k[0]);
+	}
+	kfree(p[0]);
+	kfree(p[1]);
+	return r;
+}
+
+static enum result t_kmalloc_size_classes(struct ctx *c)
+{
+	enum result r = PASS;
+	unsigned int tested = 0;
+	size_t s;
+
+	for (s = 8; s <= KMALLOC_MAX_CACHE_SIZE && r == PASS; s = next_class(s)) {
+		r = kmalloc_one_size(c, s - 1);
+		if (r == PASS)
+			r = kmalloc_one_size(c, s);
+		/* SLAB: KMALLOC_MAX_CACHE_SIZE is KMALLOC_MAX_SIZE, beyond it NULL. */
+		if (r == PASS && s + 1 <= KMALLOC_MAX_SIZE)
+			r = kmalloc_one_size(c, s + 1);
+		tested += 3;
+	}
+	if (r == PASS && IS_ENABLED(CONFIG_SLOB)) {
+		/* SLOB's own boundary: the last size with a header in the page. */
+		r = kmalloc_one_size(c, PAGE_SIZE - SLOB_MINALIGN - 1);
+		if (r == PASS)
+			r = kmalloc_one_size(c, PAGE_SIZE - SLOB_MINALIGN);
+		tested += 2;
+	}
+	if (r == PASS)
+		pr_info("# kmalloc_size_classes: %s, %u sizes up to %lu\n", ALLOCATOR,
+			tested, (unsigned long)KMALLOC_MAX_CACHE_SIZE);
+	return r;
+}
+
+/*
+ * A SLAB_TYPESAFE_BY_RCU cache.  Its slabs go back to the page allocator
+ * only through call_rcu() on the slab's rcu_head (SLAB: kmem_rcu_free,
+ * SLUB: rcu_free_slab; SLOB delays each object instead).  Checks:
+ *  - under rcu_read_lock(), after all objects of many slabs are freed (SLAB
+ *    and SLUB discard surplus empty slabs while we free), every freed
+ *    object is still in a slab page and keeps its contents: a slab freed
+ *    without the RCU delay clears PageSlab at once;
+ *  - still inside: objects allocated again are constructed (type stable)
+ *    and the stale pointers still point to objects of this type;
+ *  - after shrink + rcu_barrier() the slab pages were really given back
+ *    (the slab page counter falls by at least half of what the
+ *    allocation raised it): an rcu_head callback that frees the wrong page
+ *    or none keeps them counted (or reports a bad page);
+ *  - the cache still allocates and frees, and kmem_cache_destroy()
+ *    completes (a leaked object would be reported on the console).
+ */
+#define RCU_OBJ		512
+#define NRCU		2048
+#define NRCU_AGAIN	64
+#define RCU_MAGIC	0x7c0ffee5U
+struct rcu_obj {
+	u32 magic;		/* set by the ctor, never changed */
+	u32 idx;		/* set by the user */
+	u8 pad[RCU_OBJ - 8];
+};
+
+static void rcu_ctor(void *p)
+{
+	struct rcu_obj *o = p;
+
+	o->magic = RCU_MAGIC;
+	o->idx = ~0U;
+	memset(o->pad, 0x5e, sizeof(o->pad));
+}
+
+static enum result rcu_pass(struct ctx *c, struct kmem_cache *s, struct rcu_obj **objs)
+{
+	struct rcu_obj *again[NRCU_AGAIN];
+	enum result r = PASS;
+	unsigned int i, n;
+
+	rcu_read_lock();
+	for (i = 0; i < NRCU; i++)
+		kmem_cache_free(s, objs[i]);
+	for (i = 0; i < NRCU && r == PASS; i++) {
+		if (!is_slab_object(objs[i]))
+			r = FAILED(c, "inside rcu_read_lock: freed object #%u's page left the slab", i);
+		else if (objs[i]->magic != RCU_MAGIC || objs[i]->idx != i)
+			r = FAILED(c, "inside rcu_read_lock: freed object #%u changed (magic %x idx %u)",
+				   i, objs[i]->magic, objs[i]->idx);
+	}
+	for (n = 0; n < NRCU_AGAIN && r == PASS; n++) {
+		again[n] = kmem_cache_alloc(s, GFP_ATOMIC);
+		if (!again[n])
+			break;
+		if (!is_slab_object(again[n]) || again[n]->magic != RCU_MAGIC)
+			r = FAILED(c, "inside rcu_read_lock: reallocated object is not a constructed object of the cache");
+		again[n]->idx = NRCU + n;
+	}
+	for (i = 0; i < NRCU && r == PASS; i++)
+		if (!is_slab_object(objs[i]) || objs[i]->magic != RCU_MAGIC)
+			r = FAILED(c, "inside rcu_read_lock: stale pointer #%u no longer an object of the cache", i);
+	for (i = 0; i < n; i++)
+		if (again[i])
+			kmem_cache_free(s, again[i]);
+	rcu_read_unlock();
+	return r;
+}
+
+static enum result t_kmem_cache_rcu(struct ctx *c)
+{
+	struct kmem_cache *s;
+	struct rcu_obj **objs, *p;
+	enum result r = PASS;
+	long before, held, after;
+	unsigned int i, changes;
+
+	objs = kcalloc(NRCU, sizeof(*objs), GFP_KERNEL);
+	if (!objs)
+		return FAILED(c, "kcalloc failed");
+	s = kmem_cache_create("slabconv_rcu", RCU_OBJ, 0, SLAB_TYPESAFE_BY_RCU, rcu_ctor);
+	if (!s) {
+		kfree(objs);
+		return FAILED(c, "kmem_cache_create(SLAB_TYPESAFE_BY_RCU) failed");
+	}
+	rcu_barrier();
+	before = slab_unreclaimable_pages();
+	for (i = 0; i < NRCU; i++) {
+		objs[i] = kmem_cache_alloc(s, GFP_KERNEL);
+		if (!objs[i]) {
+			r = FAILED(c, "kmem_cache_alloc #%u failed", i);
+			break;
+		}
+		if (objs[i]->magic != RCU_MAGIC || objs[i]->idx != ~0U) {
+			r = FAILED(c, "object #%u was not constructed", i);
+			break;
+		}
+		objs[i]->idx = i;
+	}
+	if (r != PASS) {
+		for (i = 0; i < NRCU && objs[i]; i++)
+			kmem_cache_free(s, objs[i]);
+		goto out;
+	}
+	held = slab_unreclaimable_pages() - before;
+	changes = slab_changes((void **)objs, NRCU);
+	for (i = 0; i < NRCU && r == PASS; i++)
+		if (objs[i]->idx != i)
+			r = FAILED(c, "object #%u handed out twice", i);
+	if (r == PASS && changes < 4)
+		r = FAILED(c, "%u objects over only %u slab changes", NRCU, changes);
+	if (r == PASS && held < NRCU * RCU_OBJ / PAGE_SIZE / 2)
+		r = FAILED(c, "slab pages rose by %ld for %u KiB of objects", held,
+			   NRCU * RCU_OBJ / 1024);
+	if (r != PASS) {
+		for (i = 0; i < NRCU; i++)
+			kmem_cache_free(s, objs[i]);
+		goto out;
+	}
+
+	r = rcu_pass(c, s, objs);	/* frees objs[] */
+	kmem_cache_shrink(s);
+	rcu_barrier();
+	kmem_cache_shrink(s);
+	rcu_barrier();
+	after = slab_unreclaimable_pages();
+	pr_info("# kmem_cache_rcu: %u objects, %u slab changes, slab pages %ld -> +%ld -> %+ld after free+shrink+rcu_barrier\n",
+		NRCU, changes, before, held, after - before);
+	if (r == PASS && (before + held) - after < held / 2)
+		r = FAILED(c, "slab pages not given back after shrink + rcu_barrier: +%ld, then %+ld",
+			   held, after - before);
+
+	/* The cache still works. */
+	p = kmem_cache_alloc(s, GFP_KERNEL);
+	if (!p && r == PASS)
+		r = FAILED(c, "kmem_cache_alloc after shrink failed");
+	else if (p && p->magic != RCU_MAGIC && r == PASS)
+		r = FAILED(c, "object after shrink not constructed");
+	if (p)
+		kmem_cache_free(s, p);
+out:
+	kmem_cache_destroy(s);
+	kfree(objs);
+	if (r != PASS)
+		return r;
+	/* A new cache of the same name: alloc/free/destroy again. */
+	s = kmem_cache_create("slabconv_rcu", RCU_OBJ, 0, SLAB_TYPESAFE_BY_RCU, rcu_ctor);
+	if (!s)
+		return FAILED(c, "kmem_cache_create after destroy failed");
+	p = kmem_cache_alloc(s, GFP_KERNEL);
+	if (!p)
+		r = FAILED(c, "kmem_cache_alloc from the re-created cache failed");
+	else if (p->magic != RCU_MAGIC)
+		r = FAILED(c, "object of the re-created cache not constructed");
+	if (p)
+		kmem_cache_free(s, p);
+	kmem_cache_destroy(s);
+	return r;
+}
+
+/*
+ * Large objects in caches with a ctor (so SLAB cannot keep its freelist in
+ * a free object) and 64-byte alignment (which drops DEBUG_SLAB's red zones
+ * so objects fill the slab exactly): SLAB keeps the freelist OFF_SLAB, in a
+ * kmalloc object of its own.  The objects of several slabs must be
+ * constructed, aligned, distinct and writable over their whole size,
+ * ksize() >= size (not SLOB: its ksize() is for kmalloc only); freed in
+ * another order, they are handed out again constructed and distinct.
+ * Under SLAB the layout is checked too: with the freelist off the slab
+ * every object starts at a multiple of the size in its slab; a freelist on
+ * the slab shifts them (then this case would not test OFF_SLAB and says so).
+ * A broken off-slab freelist (wrong slab->freelist, wrong index) hands out
+ * an object twice or one outside the slab: the pattern check fails.
+ */
+#define NOFF		32
+#define OFF_ALIGN	64
+#define OFF_MAGIC	0x0ff51ab0U
+static void off_construct(void *p, size_t size)
+{
+	u32 *w = p;
+
+	w[0] = OFF_MAGIC;
+	w[1] = size;
+	memset(w + 2, 0x6b, size - 12);
+	*(u32 *)((u8 *)p + size - 4) = ~OFF_MAGIC;
+}
+
+static long off_state(const void *p, size_t size)
+{
+	const u32 *w = p;
+
+	if (w[0] != OFF_MAGIC || w[1] != size)
+		return 0;
+	if (*(const u32 *)((const u8 *)p + size - 4) != ~OFF_MAGIC)
+		return size - 4;
+	return not_byte(w + 2, 0x6b, size - 12);
+}
+
+#define OFF_CTOR(sz) static void off_ctor_##sz(void *p) { off_construct(p, sz); }
+OFF_CTOR(1024)
+OFF_CTOR(2048)
+OFF_CTOR(4096)
+OFF_CTOR(8192)
+
+static const struct { size_t size; void (*ctor)(void *); } off_caches[] = {
+	{ 1024, off_ctor_1024 }, { 2048, off_ctor_2048 },
+	{ 4096, off_ctor_4096 }, { 8192, off_ctor_8192 },
+};
+
+static enum result off_check_all(struct ctx *c, void **objs, size_t size, unsigned int round)
+{
+	unsigned int i;
+	long d;
+
+	for (i = 0; i < NOFF; i++) {
+		if (!objs[i])
+			return FAILED(c, "size %zu round %u: kmem_cache_alloc #%u failed",
+				      size, round, i);
+		d = off_state(objs[i], size);
+		if (d >= 0)
+			return FAILED(c, "size %zu round %u: object #%u not constructed (byte %ld)",
+				      size, round, i, d);
+		if (!IS_ALIGNED((unsigned long)objs[i], OFF_ALIGN))
+			return FAILED(c, "size %zu: object %px not %d-aligned", size, objs[i],
+				      OFF_ALIGN);
+		if (is_slab_object(objs[i]) != cache_obj_is_slab(size))
+			return FAILED(c, "size %zu: object in slab memory %d, expected %d",
+				      size, !cache_obj_is_slab(size), cache_obj_is_slab(size));
+		if (!IS_ENABLED(CONFIG_SLOB) && ksize(objs[i]) < size)
+			return FAILED(c, "size %zu: ksize %zu", size, ksize(objs[i]));
+		if (IS_ENABLED(CONFIG_SLAB)) {
+			struct page *head = virt_to_head_page(objs[i]);
+			size_t off = (u8 *)objs[i] - (u8 *)page_address(head);
+
+			if (off % size)
+				return FAILED(c, "size %zu: object at offset %zu of its slab: freelist not OFF_SLAB",
+					      size, off);
+		}
+		fill(objs[i], size, i + round * NOFF);
+	}
+	for (i = 0; i < NOFF; i++) {
+		d = not_filled(objs[i], size, i + round * NOFF);
+		if (d >= 0)
+			return FAILED(c, "size %zu round %u: object #%u overwritten at byte %ld",
+				      size, round, i, d);
+	}
+	return PASS;
+}
+
+static enum result t_kmem_cache_offslab(struct ctx *c)
+{
+	void *objs[NOFF];
+	enum result r = PASS;
+	unsigned int k, i, round;
+
+	for (k = 0; k < ARRAY_SIZE(off_caches) && r == PASS; k++) {
+		size_t size = off_caches[k].size;
+		struct kmem_cache *s;
+		char name[32];
+
+		snprintf(name, sizeof(name), "slabconv_off%zu", size);
+		s = kmem_cache_create(name, size, OFF_ALIGN, 0, off_caches[k].ctor);
+		if (!s)
+			return FAILED(c, "kmem_cache_create(%s) failed", name);
+		memset(objs, 0, sizeof(objs));
+		for (round = 0; round < 2 && r == PASS; round++) {
+			for (i = 0; i < NOFF; i++)
+				objs[i] = kmem_cache_alloc(s, GFP_KERNEL);
+			r = off_check_all(c, objs, size, round);
+			if (r == PASS && round == 0 && cache_obj_is_slab(size) &&
+			    !slab_changes(objs, NOFF))
+				r = FAILED(c, "size %zu: %u objects in one slab", size, NOFF);
+			/* Restore the constructed state; free in another order:
+			 * odd ones from the end, then even ones from the start. */
+			for (i = NOFF; i-- > 0; )
+				if (objs[i] && (i & 1)) {
+					off_construct(objs[i], size);
+					kmem_cache_free(s, objs[i]);
+					objs[i] = NULL;
+				}
+			for (i = 0; i < NOFF; i++)
+				if (objs[i]) {
+					off_construct(objs[i], size);
+					kmem_cache_free(s, objs[i]);
+					objs[i] = NULL;
+				}
+		}
+		kmem_cache_destroy(s);
+	}
+	return r;
+}
+
+/* kfree_bulk(): kmem_cache_free_bulk(NULL, ...), the cache taken from each
+ * object's slab (SLUB: build_detached_freelist()), mixed sizes including a
+ * page-allocator block; then the same sizes again, distinct and writable. */
+#define NKB 48
+static enum result t_kfree_bulk(struct ctx *c)
+{
+	static const size_t sizes[] = { 64, 64, 192, 512, 64, 4096, 20000, 192 };
+	void *objs[NKB];
+	enum result r = PASS;
+	unsigned int round, i;
+
+	for (round = 0; round < 2 && r == PASS; round++) {
+		memset(objs, 0, sizeof(objs));
+		for (i = 0; i < NKB; i++) {
+			size_t n = opaque(sizes[i % ARRAY_SIZE(sizes)]);
+
+			objs[i] = kmalloc(n, GFP_KERNEL);
+			if (!objs[i]) {
+				r = FAILED(c, "kmalloc(%zu) failed", n);
+				break;
+			}
+			memset(objs[i], i + 1, n);
+		}
+		for (i = 0; i < NKB && r == PASS; i++)
+			if (not_byte(objs[i], i + 1, sizes[i % ARRAY_SIZE(sizes)]) >= 0)
+				r = FAILED(c, "round %u: object #%u overwritten", round, i);
+		if (r == PASS) {
+			kfree_bulk(NKB, objs);
+		} else {
+			for (i = 0; i < NKB; i++)
+				kfree(objs[i]);
+		}
+	}
+	return r;
+}
+
+/*
+ * kmem_valid_obj() / mem_dump_obj() (5.12+; kmem_dump_obj() returns the
+ * verdict from 6.1, where kmem_valid_obj() went away).  A slab object is
+ * valid, a page of the page allocator is not; mem_dump_obj() prints what
+ * it knows about a slab object (the host checks that it is no failure report).
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(5, 12, 0)
+static bool slab_obj_valid(void *p)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 1, 0)
+	return kmem_dump_obj(p);	/* prints what it knows of a slab object */
+#else
+	return kmem_valid_obj(p);
+#endif
+}
+#endif
+
+static enum result t_mem_dump_obj(struct ctx *c)
+{
+#if LINUX_VERSION_CODE < KERNEL_VERSION(5, 12, 0)
+	return SKIPPED(c, "kmem_valid_obj()/mem_dump_obj() exist only from Linux 5.12");
+#else
+	struct page *pg;
+	enum result r = PASS;
+	void *p;
+
+	p = kmalloc(opaque(64), GFP_KERNEL);
+	pg = alloc_page(GFP_KERNEL);
+	if (!p || !pg) {
+		r = FAILED(c, "kmalloc or alloc_page failed");
+		goto out;
+	}
+	pr_info("# mem_dump_obj: kmalloc-64 object %px\n", p);
+	if (!slab_obj_valid(p))
+		r = FAILED(c, "kmem_valid_obj() is false for a kmalloc object");
+	else if (slab_obj_valid(page_address(pg)))
+		r = FAILED(c, "kmem_valid_obj() is true for a page-allocator page");
+	mem_dump_obj(p);
+out:
+	kfree(p);
+	if (pg)
+		__free_page(pg);
+	return r;
+#endif
+}
+
 /* ---- runner ------------------------------------------------------------- */
 
 struct test_case {
@@ -652,8 +1288,13 @@ static const struct test_case cases[] = {
 	{ "usercopy_cache_whitelist_offset", t_usercopy_cache_whitelist, 1 },
 	{ "usercopy_kmalloc_accounted", t_usercopy_kmalloc_accounted },
 	{ "usercopy_cache_accounted", t_usercopy_cache_accounted },
+	{ "kmalloc_size_classes", t_kmalloc_size_classes },
 	{ "kmem_cache_bulk", t_kmem_cache_bulk },
+	{ "kfree_bulk", t_kfree_bulk },
 	{ "kmem_cache_ctor", t_kmem_cache_ctor },
+	{ "kmem_cache_rcu", t_kmem_cache_rcu },
+	{ "kmem_cache_offslab", t_kmem_cache_offslab },
+	{ "mem_dump_obj", t_mem_dump_obj },
 	{ "krealloc_grow", t_krealloc_grow },
 	{ "kzalloc_zeroed", t_kzalloc_zeroed },
 	{ "kfree_remote_cpu", t_kfree_remote_cpu },
@@ -680,24 +1321,32 @@ static void hold_objects(void)
 
 /*
  * inject=redzone: write the first byte of the right red zone of an object
- * that stays allocated, so that SLUB validate (init test 2) reports
- * "Redzone overwritten" (and repairs it).  struct kmem_cache is private to
- * mm/ since the struct slab series, so the red zone is recognised by its
- * SLUB_RED_ACTIVE bytes; without red zones (no slub_debug=Z) the bytes after
- * the object belong to someone else and nothing is written.
+ * that stays allocated.  struct kmem_cache is private to mm/ since the
+ * struct slab series, so the red zone is recognised by its bytes:
+ *  - SLUB (slub_debug=Z): SLUB_RED_ACTIVE bytes; SLUB validate (init test 2)
+ *    reports "Redzone overwritten" (and repairs it);
+ *  - SLAB (DEBUG_SLAB): the 64-bit RED_ACTIVE word; freeing the object at
+ *    rmmod reports "slab error in ...: memory outside object was
+ *    overwritten" (init test 6 and the console scanner fail).
+ * Without red zones the bytes after the object belong to someone else and
+ * nothing is written.
  */
 static void plant_redzone(void)
 {
 	u8 *p;
+	u64 word;
 
 	if (!uc_cache)
 		return;
 	p = kmem_cache_alloc(uc_cache, GFP_KERNEL);
 	if (!p)
 		return;
-	if (memchr_inv(p + opaque(UC_OBJ), SLUB_RED_ACTIVE, sizeof(void *))) {
+	memcpy(&word, p + opaque(UC_OBJ), sizeof(word));
+	if (IS_ENABLED(CONFIG_SLAB) ? word != RED_ACTIVE :
+	    !!memchr_inv(p + opaque(UC_OBJ), SLUB_RED_ACTIVE, sizeof(void *))) {
 		kmem_cache_free(uc_cache, p);
-		pr_info("# inject=redzone ignored: slabconv_uc has no red zone (slub_debug=Z)\n");
+		pr_info("# inject=redzone ignored: slabconv_uc has no red zone (%s)\n",
+			IS_ENABLED(CONFIG_SLAB) ? "DEBUG_SLAB" : "slub_debug=Z");
 		return;
 	}
 	p[opaque(UC_OBJ)] = 0x42;
@@ -739,6 +1388,8 @@ static int __init slabconv_test_init(void)
 
 	pr_info("KTAP version 1\n");
 	pr_info("# Subtest: slabconv_test\n");
+	pr_info("# allocator %s, memcg_kmem %d, hardened_usercopy %d\n", ALLOCATOR,
+		HAVE_MEMCG_KMEM, IS_ENABLED(CONFIG_HARDENED_USERCOPY));
 	pr_info("1..%zu\n", ARRAY_SIZE(cases));
 	for (i = 0; i < ARRAY_SIZE(cases); i++) {
 		enum result r;
