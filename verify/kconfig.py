@@ -35,6 +35,7 @@ CONFIGS = {
     "slub-nodebug": ("x86_64", ["base-x86_64", "slub", "slub-nodebug"]),
     "slab": ("x86_64", ["base-x86_64", "slab"]),
     "kasan": ("x86_64", ["base-x86_64", "slub", "kasan"]),
+    "mm-users": ("x86_64", ["base-x86_64", "slub", "mm-users"]),
     "slob": ("x86_64", ["base-x86_64", "slob"]),
 }
 
