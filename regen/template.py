@@ -92,7 +92,9 @@ def insert(cocci_root: Path, tree: Path, template: str, file: str, *,
         idx = declaration_start(lines, find_anchor(cocci_root, tree, file, before))
     elif at == "start":
         idx = guard_start(lines, file)
-        chunk = "\n" + chunk
+        chunk = "\n" + body                      # a blank line on either side
+        if idx < len(lines) and lines[idx].strip():
+            chunk += "\n"
     else:
         idx = guard_end(lines, file)
         if idx > 0 and lines[idx - 1].strip():   # a blank line before the new block

@@ -199,6 +199,23 @@ def test_template_goes_before_the_anchor_and_its_comment(tree, tmp_path):
     assert (work / "h.h").read_text().endswith("}\n\n#define NEW_THING 1\n\n#endif /* H_H */\n")
 
 
+def test_template_at_start_goes_after_the_guard_and_its_comment(tmp_path):
+    root = tmp_path / "cocci"
+    root.mkdir()
+    (root / "t.h").write_text("/* slabconv template: test */\nstatic inline int helper(void);\n")
+    work = tmp_path / "w"
+    work.mkdir()
+    (work / "h.h").write_text("/* SPDX */\n#ifndef H_H\n#define H_H\n/*\n * What this is\n */\n\n"
+                              "#include <linux/x.h>\n#endif\n")
+    template.insert(root, work, "t.h", "h.h", at="start")
+    assert (work / "h.h").read_text() == (
+        "/* SPDX */\n#ifndef H_H\n#define H_H\n/*\n * What this is\n */\n\n"
+        "static inline int helper(void);\n\n#include <linux/x.h>\n#endif\n")
+    (work / "g.h").write_text("int x;\n")
+    with pytest.raises(SlabconvError, match="does not begin with an include guard"):
+        template.insert(root, work, "t.h", "g.h", at="start")
+
+
 def test_template_anchor_missing_is_an_error(tree, tmp_path):
     with pytest.raises(SlabconvError, match="no top-level declaration of 'nothere'"):
         template.insert(REPO / "cocci", tree / "include", "templates/page_slab.h", "h.h",
