@@ -145,10 +145,11 @@ def cmd_residue(args) -> int:
 
 
 def _bisect_configs(args) -> tuple:
+    from .cliutil import comma_list
     v = getattr(args, "bisect_configs", None)
     if v is None:
         return DEFAULT_BISECT
-    return tuple(c for c in (s.strip() for s in v.split(",")) if c and c != "none")
+    return tuple(c for c in comma_list(v) if c != "none")
 
 
 def verified_builds(vr) -> list:
@@ -195,8 +196,8 @@ def _src(args) -> Source:
 
 
 def _configs(args) -> list:
-    v = getattr(args, "config", None) or ",".join(DEFAULT_CONFIGS)
-    return [c for c in (s.strip() for s in v.split(",")) if c]
+    from .cliutil import comma_list
+    return comma_list(getattr(args, "config", None) or ",".join(DEFAULT_CONFIGS))
 
 
 def cmd_verify(args) -> int:

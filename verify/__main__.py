@@ -6,10 +6,10 @@ patched tree does not build or has compiler or sparse warnings the baseline
 does not have.  The summary goes to stdout, progress to stderr.
 """
 import argparse
-import json
 import sys
 from pathlib import Path
 
+from slabconv.cliutil import comma_list, write_json
 from slabconv.log import guarded
 from slabconv.paths import cache_dir
 
@@ -38,16 +38,14 @@ def main(argv=None) -> int:
                     help="build the patched tree in a fresh O= dir instead of a copy "
                          "of the baseline's")
     args = ap.parse_args(argv)
-    files = [f for f in (s.strip() for s in args.sparse_files.split(",")) if f]
+    files = comma_list(args.sparse_files)
     def check_and_report() -> int:
         r = check_build(args.baseline, args.patched,
                         args.out_root or cache_dir("build", "verify"),
                         config=args.config, sparse_files=files, baseline_id=args.baseline_id,
                         jobs=args.jobs, incremental=not args.fresh,
-                        targets=[t for t in (s.strip() for s in args.targets.split(",")) if t])
-        if args.json:
-            args.json.parent.mkdir(parents=True, exist_ok=True)
-            args.json.write_text(json.dumps(r.to_dict(), indent=1) + "\n")
+                        targets=comma_list(args.targets))
+        write_json(args.json, r.to_dict())
         print(r.summary)
         return 0 if r.ok else 1
     return guarded(check_and_report)

@@ -874,6 +874,7 @@ def summary_text(r: BisectResult) -> str:
 
 def main(argv=None) -> int:
     import argparse
+    from slabconv.cliutil import comma_list, write_json
     from slabconv.log import guarded
     from slabconv.paths import cache_dir
     ap = argparse.ArgumentParser(
@@ -897,12 +898,10 @@ def main(argv=None) -> int:
 
     def go() -> int:
         r = check_series(args.repo, args.out_root or cache_dir("build", "bisect"),
-                         [c for c in (s.strip() for s in args.configs.split(",")) if c],
+                         comma_list(args.configs),
                          base=args.base, head=args.head, baseline_src=args.baseline_src,
                          baseline_id=args.baseline_id, jobs=args.jobs)
-        if args.json:
-            args.json.parent.mkdir(parents=True, exist_ok=True)
-            args.json.write_text(json.dumps(r.to_dict(), indent=1) + "\n")
+        write_json(args.json, r.to_dict())
         print(r.summary)
         return 0 if r.ok else 1
     return guarded(go)
