@@ -118,10 +118,24 @@ def reflow(before: str, after: str, limit: int = 80) -> str:
     old = before.splitlines(keepends=True)
     new = after.splitlines(keepends=True)
     out: list[str] = []
-    sm = difflib.SequenceMatcher(None, old, new, autojunk=False)
+    # the common head and tail are cut off first: matching whole 8000-line
+    # files line by line is what would cost (difflib is quadratic in the
+    # part that differs)
+    head = 0
+    while head < min(len(old), len(new)) and old[head] == new[head]:
+        head += 1
+    tail = 0
+    while (tail < min(len(old), len(new)) - head
+           and old[len(old) - 1 - tail] == new[len(new) - 1 - tail]):
+        tail += 1
+    sm = difflib.SequenceMatcher(None, old[head:len(old) - tail], new[head:len(new) - tail])
+    opcodes = [("equal", 0, head, 0, head)] if head else []
+    opcodes += [(t, i1 + head, i2 + head, j1 + head, j2 + head) for t, i1, i2, j1, j2 in sm.get_opcodes()]
+    if tail:
+        opcodes.append(("equal", len(old) - tail, len(old), len(new) - tail, len(new)))
     # the regions between unchanged runs (a replace next to an insert is one)
     regions: list[list[int]] = []
-    for tag, i1, i2, j1, j2 in sm.get_opcodes():
+    for tag, i1, i2, j1, j2 in opcodes:
         if tag == "equal":
             regions.append(["equal", i1, i2, j1, j2])
         elif regions and regions[-1][0] == "changed":
