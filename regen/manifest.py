@@ -3,7 +3,8 @@
 Schema (TOML, see cocci/series.toml for the documented real thing):
 
     [series]            subject, blurb, seed_author, date
-    [[entry]]           id, subject, message, seed, depends (optional)
+    [[entry]]           id, subject, message, seed, depends (optional),
+                        files (optional: the files of every step that names none)
                         skip = "reason": a step of the seed series that does
                         not exist in this kernel; reported, no patch
       [[entry.step]]    one of:
@@ -247,8 +248,11 @@ def load(path: Path) -> Series:
                                  list(e.get("depends", [])), skip=skip.strip()))
             continue
         message = _req(e, "message", where)
+        default_files = e.get("files")       # the steps' files unless a step names its own
         steps = _fold_once([x for j, st in enumerate(_req(e, "step", where), 1)
-                            for x in _steps(st, f"{where} step {j}", root)])
+                            for x in _steps(st if "files" in st or not default_files
+                                            else {**st, "files": default_files},
+                                            f"{where} step {j}", root)])
         expects = [_expect(x, f"{where} expect {j}") for j, x in enumerate(_req(e, "expect", where), 1)]
         deps = list(e.get("depends", []))
         for d in deps:

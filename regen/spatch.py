@@ -51,6 +51,7 @@ def _command(rule: Path, tree: Path, files: list[str], mode: list[str],
 
 
 _VERSION: str | None = None
+JOBS = int(os.environ.get("SLABCONV_SPATCH_JOBS", os.cpu_count() or 1))   # spatch -j for several files
 
 
 def _cache_key(rule: Path, tree: Path, files: list[str], defines, options) -> str:
@@ -84,7 +85,10 @@ def apply_rule(rule: Path, tree: Path, files: list[str], *, defines: dict[str, s
     the spatch version and the content of every input file, so a hit is what
     spatch would produce again (only successful runs are kept).
     """
-    cmd = _command(rule, tree, files, ["--in-place", "--no-show-diff", "-D", "patch"], defines, options, what)
+    mode = ["--in-place", "--no-show-diff", "-D", "patch"]
+    if len(files) > 1 and JOBS > 1:     # a patch rule treats each file on its own: one process each
+        mode += ["-j", str(JOBS), "--chunksize", "1"]
+    cmd = _command(rule, tree, files, mode, defines, options, what)
     cache = _cache_dir()
     hit = None
     if cache is not None:
