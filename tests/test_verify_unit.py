@@ -283,3 +283,13 @@ def test_collect_warnings_interleaved_log(tmp_path):
            "../k/fair.c:8653:13: warning: 'u' defined but not used [-Wunused-function]\n")
     ws = kbuild.collect_warnings(tmp_path, out, log)
     assert [(w.file, w.function) for w in ws] == [("k/fair.c", None)]
+
+
+def test_cc_wrapper_lives_in_the_cache_named_by_its_content(cache):
+    """CC= (part of every build key and of kbuild's .cmd files) must not name
+    the clone's own path: a clone elsewhere reuses the builds."""
+    cc = kbuild.compiler(use_ccache=False)
+    assert str(kbuild.CCWRAP.parent) not in cc
+    path = Path(cc.split()[1])
+    assert path.is_file() and path.read_bytes() == kbuild.CCWRAP.read_bytes()
+    assert str(path).startswith(str(cache)) and cc == kbuild.compiler(use_ccache=False)

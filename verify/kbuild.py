@@ -92,11 +92,27 @@ def have_ccache() -> bool:
     return shutil.which("ccache") is not None
 
 
+def installed_wrapper() -> Path:
+    """CCWRAP copied into the cache under a name made of its content: the CC=
+    command line (which kbuild records for every object, and which is part
+    of a build's key) is then the same for every clone of the repository,
+    wherever it lives, and a clone reuses the builds another one made."""
+    import hashlib
+    from slabconv.paths import cache_dir
+    data = CCWRAP.read_bytes()
+    dst = cache_dir("bin") / f"ccwrap-{hashlib.sha256(data).hexdigest()[:12]}.sh"
+    if not dst.is_file() or dst.read_bytes() != data:
+        tmp = dst.with_name(f"{dst.name}.tmp{os.getpid()}")
+        tmp.write_bytes(data)
+        tmp.replace(dst)
+    return dst
+
+
 def compiler(use_ccache: Optional[bool] = None) -> str:
     """The CC= value: the diagnostics wrapper around (ccache) gcc."""
     if use_ccache is None:
         use_ccache = have_ccache()
-    return f"sh {CCWRAP} " + ("ccache gcc" if use_ccache else "gcc")
+    return f"sh {installed_wrapper()} " + ("ccache gcc" if use_ccache else "gcc")
 
 
 def build_env(src: Path, out: Path) -> dict:
