@@ -11,6 +11,7 @@ Schema (TOML, see cocci/series.toml for the documented real thing):
                           rule = "rules/x.cocci", files = [...], defines = {k = v}
                           template = "templates/x.h", into = "file",
                             before = "symbol" | at = "start" | "end"
+                            | replace_macro = "NAME" (its #define, continuations included)
                           convert = "param" | "return" | "local", fn = "f",
                             [var = "page", to = "slab"], [const = true],
                             [files = [...], default mm/slub.c]
@@ -39,6 +40,7 @@ class Step:
     defines: dict[str, str] = field(default_factory=dict)
     options: list[str] = field(default_factory=list)
     before: str | None = None    # template anchor: definition name
+    replace_macro: str | None = None   # template: the macro whose definition it replaces
     at: str | None = None        # template anchor: "start" (after the include guard's #define
                                  # and the comment under it) or "end" (before its #endif)
     why: str = ""                # why a template rather than a rule
@@ -195,16 +197,17 @@ def _step(d: dict, where: str, root: Path) -> Step:
                     list(d.get("options", [])), optional=bool(d.get("optional", False)))
     elif "template" in d:
         into = _req(d, "into", where)
-        if ("before" in d) == ("at" in d):
+        if sum(k in d for k in ("before", "at", "replace_macro")) != 1:
             raise SlabconvError(f"manifest: {where}: a template needs exactly one of "
-                                f"'before' (a definition name) or 'at = \"start\"|\"end\"'", 2)
+                                f"'before' (a definition name), 'at = \"start\"|\"end\"' or "
+                                f"'replace_macro' (a macro whose definition it replaces)", 2)
         if d.get("at", "end") not in ("start", "end"):
             raise SlabconvError(f"manifest: {where}: at = '{d['at']}' (\"start\" or \"end\")", 2)
         if not d.get("why"):
             raise SlabconvError(f"manifest: {where}: a template step must say 'why' "
                                 f"SmPL does not fit", 2)
         step = Step("template", d["template"], [into], before=d.get("before"),
-                    at=d.get("at"), why=d["why"])
+                    at=d.get("at"), why=d["why"], replace_macro=d.get("replace_macro"))
     else:
         raise SlabconvError(f"manifest: {where}: a step needs 'rule' or 'template'", 2)
     if not (root / step.path).is_file():

@@ -182,7 +182,8 @@ def apply_entry(series: manifest.Series, entry: manifest.Entry, wt: WorkTree) ->
                 raise
         else:
             step = batch[0]
-            template.insert(series.root, tree, step.path, step.files[0], before=step.before, at=step.at)
+            template.insert(series.root, tree, step.path, step.files[0], before=step.before,
+                            at=step.at, replace_macro=step.replace_macro)
             matched = {0}
         for st, name in renamed:             # the kernel-doc follows the parameter
             for f in st.files:

@@ -81,13 +81,39 @@ def guard_start(lines: list[str], file: str) -> int:
     raise SlabconvError(f"template anchor 'start': {file} does not begin with an include guard")
 
 
+def macro_span(lines: list[str], name: str, file: str) -> tuple[int, int]:
+    """(start, end) 0-based line indexes (end exclusive) of the definition
+    of macro `name`: its #define line and the lines its backslashes continue."""
+    found = []
+    pat = re.compile(r"^\s*#\s*define\s+%s\b" % re.escape(name))
+    for i, line in enumerate(lines):
+        if pat.match(line):
+            j = i
+            while j < len(lines) and lines[j].rstrip("\n").endswith("\\"):
+                j += 1
+            found.append((i, j + 1))
+    if len(found) != 1:
+        raise SlabconvError(f"template: {file} has {len(found)} definitions of macro '{name}' "
+                            f"(expected exactly one to replace)")
+    return found[0]
+
+
 def insert(cocci_root: Path, tree: Path, template: str, file: str, *,
-           before: str | None = None, at: str | None = None) -> None:
+           before: str | None = None, at: str | None = None,
+           replace_macro: str | None = None) -> None:
     text = (cocci_root / template).read_text()
     body = _strip_header(text)
     path = tree / file
     lines = path.read_text().splitlines(keepends=True)
     chunk = body + "\n"
+    if replace_macro:
+        # a macro definition is not C that SmPL can rewrite (its body is
+        # token soup, its names may be pasted with ##): the template gives
+        # the new definition, which takes the old one's place
+        start, end = macro_span(lines, replace_macro, file)
+        lines[start:end] = [body]
+        path.write_text("".join(lines))
+        return
     if before:
         idx = declaration_start(lines, find_anchor(cocci_root, tree, file, before))
     elif at == "start":

@@ -216,6 +216,24 @@ def test_template_at_start_goes_after_the_guard_and_its_comment(tmp_path):
         template.insert(root, work, "t.h", "g.h", at="start")
 
 
+def test_template_replaces_a_macro_definition_with_its_continuations(tmp_path):
+    root = tmp_path / "cocci"
+    root.mkdir()
+    (root / "t.h").write_text("/* slabconv template: test */\n#define FREE_FN(LVL)\t\\\n"
+                              "static void free_##LVL(struct list_head *l) { }\n")
+    work = tmp_path / "w"
+    work.mkdir()
+    (work / "a.c").write_text("int a;\n#define FREE_FN(LVL)\t\\\nstatic struct page *free_##LVL"
+                              "(struct page *f)\t\\\n{ return f; }\nFREE_FN(l1)\n"
+                              "#define FREE_FN_OTHER 1\n")
+    template.insert(root, work, "t.h", "a.c", replace_macro="FREE_FN")
+    assert (work / "a.c").read_text() == (
+        "int a;\n#define FREE_FN(LVL)\t\\\nstatic void free_##LVL(struct list_head *l) { }\n"
+        "FREE_FN(l1)\n#define FREE_FN_OTHER 1\n")
+    with pytest.raises(SlabconvError, match="0 definitions of macro 'NOPE'"):
+        template.insert(root, work, "t.h", "a.c", replace_macro="NOPE")
+
+
 def test_template_anchor_missing_is_an_error(tree, tmp_path):
     with pytest.raises(SlabconvError, match="no top-level declaration of 'nothere'"):
         template.insert(REPO / "cocci", tree / "include", "templates/page_slab.h", "h.h",
