@@ -68,36 +68,35 @@ def batches(steps: list[manifest.Step]) -> list[list[manifest.Step]]:
     return out
 
 
-def _defines(step: manifest.Step, tree: Path) -> dict[str, str]:
-    """The step's -D values; a parameter conversion also gets argpos, the
-    position of fn's struct page parameter, read off its definition (the
-    callers' rule needs it in files that do not define fn)."""
-    if step.convert != "param":
-        return step.defines
-    fn = step.defines["fn"]
-    for f in step.files:
-        if (tree / f).is_file():
-            for params in effects.parameter_lists((tree / f).read_text(errors="replace"), fn):
-                for i, p in enumerate(params):
-                    if re.fullmatch(r"(const )?struct page \*\w*", p):
-                        return {**step.defines, "argpos": str(i)}
-    raise SlabconvError(f"convert param {fn}(): there is no {fn}() with a struct page "
-                        f"parameter to convert in {', '.join(step.files)}")
-
-
-def _param_name(step: manifest.Step, tree: Path) -> str | None:
-    """The name of the struct page parameter a param conversion renames."""
+def _page_param(step: manifest.Step, tree: Path) -> tuple[int, str] | None:
+    """For a parameter conversion: the position and name of fn's struct
+    page parameter, read off its declarations in the step's files (None:
+    there is none, or the step is not a parameter conversion)."""
     if step.convert != "param":
         return None
     for f in step.files:
         if (tree / f).is_file():
             for params in effects.parameter_lists((tree / f).read_text(errors="replace"),
                                                   step.defines["fn"]):
-                for p in params:
-                    m = re.fullmatch(r"(const )?struct page \*(\w+)", p)
+                for i, p in enumerate(params):
+                    m = re.fullmatch(r"(?:const )?struct page \*(\w*)", p)
                     if m:
-                        return m.group(2)
+                        return i, m.group(1)
     return None
+
+
+def _defines(step: manifest.Step, tree: Path) -> dict[str, str]:
+    """The step's -D values; a parameter conversion also gets argpos, the
+    position of fn's struct page parameter (the callers' rule needs it in
+    files that do not define fn)."""
+    if step.convert != "param":
+        return step.defines
+    found = _page_param(step, tree)
+    if found is None:
+        fn = step.defines["fn"]
+        raise SlabconvError(f"convert param {fn}(): there is no {fn}() with a struct page "
+                            f"parameter to convert in {', '.join(step.files)}")
+    return {**step.defines, "argpos": str(found[0])}
 
 
 def _ready(batch: list[manifest.Step], tree: Path) -> int:
@@ -105,11 +104,8 @@ def _ready(batch: list[manifest.Step], tree: Path) -> int:
     function that an earlier step of the batch renames (or adds) waits for
     that step's run, whose result tells its parameter's position."""
     for i, st in enumerate(batch[1:], 1):
-        if st.convert == "param":
-            try:
-                _defines(st, tree)
-            except SlabconvError:
-                return i
+        if st.convert == "param" and _page_param(st, tree) is None:
+            return i
     return len(batch)
 
 
@@ -172,7 +168,8 @@ def apply_entry(series: manifest.Series, entry: manifest.Entry, wt: WorkTree) ->
         what = f"entry '{entry.id}' ({entry.subject}), step{'s' if len(batch) > 1 else ''} {label}"
         files = batch[0].files
         before = {f: (tree / f).read_text(errors="replace") for f in files if (tree / f).is_file()}
-        renamed = [(st, _param_name(st, tree)) for st in batch if st.convert == "param"]
+        renamed = [(st, found[1]) for st in batch
+                   if (found := _page_param(st, tree)) is not None]
         if batch[0].kind == "rule":
             try:
                 matched = _run_batch(series, batch, wt, what)
