@@ -6,6 +6,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 from slabconv.log import SlabconvError
@@ -36,15 +37,31 @@ def error_places(output: str) -> list[str]:
     return places
 
 
+def python_interpreter() -> str:
+    """The Python that spatch's scripts run in.  Without --python, spatch
+    asks `python3` on PATH where libpython is (five processes through
+    /bin/sh, ldd and ldconfig), which under a version manager's shim (pyenv)
+    costs 0.3 s per run and can pick an interpreter other than Debian's,
+    whose coccilib the python3 package provides.  Debian's own comes first."""
+    for cand in (os.environ.get("SLABCONV_SPATCH_PYTHON"), "/usr/bin/python3", sys.executable):
+        if cand and os.access(cand, os.X_OK):
+            return cand
+    raise SlabconvError("no Python interpreter for spatch (set SLABCONV_SPATCH_PYTHON)")
+
+
+def base_command() -> list[str]:
+    """spatch and the options every run shares: the Python its scripts use."""
+    return [require_tool("spatch", "coccinelle"), "--python", python_interpreter()]
+
+
 def _command(rule: Path, tree: Path, files: list[str], mode: list[str],
              defines: dict[str, str] | None, options: list[str] | None, what: str) -> list[str]:
     """The spatch command line every rule runs with: --no-includes, a 120 s
     timeout per file, -D name=value (a value of "" gives -D name)."""
-    exe = require_tool("spatch", "coccinelle")
     missing = [f for f in files if not (tree / f).is_file()]
     if missing:
         raise SlabconvError(f"{what}: {rule.name}: file(s) not in the tree: {', '.join(missing)}")
-    cmd = [exe, "--sp-file", str(rule), "--no-includes", "--very-quiet", *mode, "--timeout", "120"]
+    cmd = [*base_command(), "--sp-file", str(rule), "--no-includes", "--very-quiet", *mode, "--timeout", "120"]
     for k, v in (defines or {}).items():
         cmd += ["-D", f"{k}={v}" if v != "" else k]
     return cmd + list(options or []) + list(files)

@@ -14,15 +14,14 @@ import subprocess
 from pathlib import Path
 
 from slabconv.log import SlabconvError
-from slabconv.proc import require_tool
+from regen import spatch
 
 ANCHOR_RULE = "anchors/definition.cocci"
 
 
 def find_anchor(cocci_root: Path, tree: Path, file: str, symbol: str) -> int:
     """1-based line of the (first) top-level declaration of `symbol` in `file`."""
-    exe = require_tool("spatch", "coccinelle")
-    cp = subprocess.run([exe, "--sp-file", str(cocci_root / ANCHOR_RULE), "-D", "report",
+    cp = subprocess.run([*spatch.base_command(), "--sp-file", str(cocci_root / ANCHOR_RULE), "-D", "report",
                          "-D", f"anchor={symbol}", "--no-includes", "--very-quiet", file],
                         cwd=tree, capture_output=True, text=True, errors="replace")
     lines = sorted(int(m.group(1)) for m in re.finditer(r"^ANCHOR \S+:(\d+)$", cp.stdout, re.M))

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from regen import manifest
+from regen import manifest, spatch
 
 REPO = Path(__file__).resolve().parent.parent
 COCCI = REPO / "cocci"
@@ -51,7 +51,7 @@ def test_rule_case(case, tmp_path):
     args = shlex.split(args_file.read_text()) if args_file.is_file() else []
     work = tmp_path / case.name
     shutil.copy(case, work)
-    cp = subprocess.run(["spatch", "--sp-file", str(rule), "-D", "patch", *args, "--no-includes",
+    cp = subprocess.run([*spatch.base_command(), "--sp-file", str(rule), "-D", "patch", *args, "--no-includes",
                          "--very-quiet", "--in-place", str(work)], capture_output=True, text=True)
     assert cp.returncode == 0, cp.stdout + cp.stderr
     assert "parse error" not in cp.stdout + cp.stderr
@@ -65,7 +65,7 @@ def check_report_case(rule: Path, case: Path, tmp_path: Path) -> None:
     args_file = case.with_suffix(".args")
     args = shlex.split(args_file.read_text()) if args_file.is_file() else []
     shutil.copy(case, tmp_path / case.name)
-    cp = subprocess.run(["spatch", "--sp-file", str(rule), "-D", "report", *args, "--no-includes",
+    cp = subprocess.run([*spatch.base_command(), "--sp-file", str(rule), "-D", "report", *args, "--no-includes",
                          "--very-quiet", case.name], cwd=tmp_path, capture_output=True, text=True)
     assert cp.returncode == 0, cp.stdout + cp.stderr
     assert "parse error" not in cp.stderr
@@ -120,7 +120,7 @@ def test_every_rule_and_template_is_used_by_the_manifest():
 def test_anchor_rule_locates_declarations(symbol, line):
     """cocci/anchors/definition.cocci (report mode) on cocci/tests/anchors/kinds.c."""
     case = COCCI / "tests" / "anchors" / "kinds.c"
-    cp = subprocess.run(["spatch", "--sp-file", str(COCCI / "anchors" / "definition.cocci"),
+    cp = subprocess.run([*spatch.base_command(), "--sp-file", str(COCCI / "anchors" / "definition.cocci"),
                          "-D", "report", "-D", f"anchor={symbol}", "--no-includes",
                          "--very-quiet", str(case)], capture_output=True, text=True)
     assert cp.returncode == 0, cp.stderr

@@ -188,8 +188,18 @@ expression X;
 -slab_page(X)
 +X
 
-@takes depends on patch@
+// The call-site fold in three rules, so that spatch matches the file once
+// per function that is both called with a slab_page() argument and defined
+// here to take a slab, not once per slab-taking function (there are dozens
+// late in the series, and each binding is a pass over the whole file).
+@cand depends on patch@
 identifier f;
+expression X;
+@@
+ f(..., slab_page(X), ...)
+
+@takes depends on cand@
+identifier cand.f;
 parameter list[n] ps;
 identifier sl;
 type T;
@@ -201,7 +211,7 @@ type T;
 )
 
 @depends on takes@
-identifier takes.f;
+identifier cand.f;
 expression list[takes.n] es;
 expression X;
 @@
