@@ -6,6 +6,7 @@ out, so a comment that mentions a name never satisfies a check.
 from __future__ import annotations
 
 import re
+import threading
 from pathlib import Path
 
 from .manifest import Expect
@@ -13,9 +14,27 @@ from .manifest import Expect
 _COMMENT_OR_STRING = re.compile(r'/\*.*?\*/|//[^\n]*|"(?:\\.|[^"\\\n])*"', re.S)
 
 
+def _blank(m: re.Match) -> str:
+    return "\n".join(" " * len(part) for part in m.group(0).split("\n"))
+
+
+_STRIPPED: dict[str, str] = {}
+_STRIPPED_LOCK = threading.Lock()      # regen applies some entries on a second thread
+
+
 def strip_comments(src: str) -> str:
-    """Blank comments and strings, keeping line structure."""
-    return _COMMENT_OR_STRING.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), src)
+    """Blank comments and strings, keeping line structure.  The driver asks
+    about the same file text several times per entry: the last few results
+    are kept."""
+    with _STRIPPED_LOCK:
+        hit = _STRIPPED.get(src)
+    if hit is None:
+        hit = _COMMENT_OR_STRING.sub(_blank, src)
+        with _STRIPPED_LOCK:
+            if len(_STRIPPED) >= 8:
+                _STRIPPED.pop(next(iter(_STRIPPED)))
+            _STRIPPED[src] = hit
+    return hit
 
 
 def _join_continuations(src: str) -> str:

@@ -222,6 +222,97 @@ def apply_entry(series: manifest.Series, entry: manifest.Entry, wt: WorkTree) ->
             if ((tree / f).read_bytes() if (tree / f).is_file() else None) != old]
 
 
+def _reads(entry: manifest.Entry) -> set[str]:
+    """Every file applying `entry` reads: its steps' files (spatch runs
+    with --no-includes, and the driver's own checks read the same files)
+    and the files its expected effects are checked in."""
+    return set(entry.files) | {f for x in entry.expects for f in x.files}
+
+
+def _independent(entries: list[manifest.Entry], k: int, j: int) -> bool:
+    """Whether entry j can be applied before entries k..j-1 with the same
+    result: none of them writes a file j reads, nor reads one j writes."""
+    rj, wj = _reads(entries[j]), set(entries[j].files)
+    return all(not (rj & set(e.files)) and not (wj & _reads(e))
+               for e in entries[k:j] if not e.skip)
+
+
+LOOKAHEAD = os.environ.get("SLABCONV_LOOKAHEAD", "1") != "0"
+
+
+class _Shadow:
+    """Where an entry is applied ahead of its turn: copies of the files it
+    reads, and the work tree's scratch directory for composed rules."""
+    def __init__(self, wt: WorkTree, entry: manifest.Entry):
+        self.path = wt.path.parent / "ahead" / entry.id
+        self.scratch = wt.scratch
+        if self.path.exists():
+            shutil.rmtree(self.path)
+        for f in sorted(_reads(entry)):
+            if (wt.path / f).is_file():
+                (self.path / f).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(wt.path / f, self.path / f)
+        self.path.mkdir(parents=True, exist_ok=True)
+
+    def apply(self, series: manifest.Series, entry: manifest.Entry):
+        t0 = time.monotonic()
+        return apply_entry(series, entry, self), time.monotonic() - t0
+
+    def copy_back(self, wt: WorkTree, entry: manifest.Entry) -> None:
+        for f in entry.files:
+            src, dst = self.path / f, wt.path / f
+            if src.is_file():
+                dst.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(src, dst)
+            elif dst.is_file():
+                dst.unlink()
+        shutil.rmtree(self.path, ignore_errors=True)
+
+
+class _Ahead:
+    """Entries applied on a second thread while the main one works through
+    the series: an entry whose files nothing between it and the current
+    entry reads or writes gives the same result early (its input is
+    already final), so its spatch runs use the second core.  One at a time;
+    the results are taken back into the work tree, and committed, in
+    series order."""
+    def __init__(self, series: manifest.Series, wt: WorkTree, last: int):
+        from concurrent.futures import ThreadPoolExecutor
+        self.series, self.wt, self.last = series, wt, last
+        self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ahead") if LOOKAHEAD else None
+        self.jobs: dict[int, tuple[_Shadow, object]] = {}
+
+    def launch(self, k: int) -> None:
+        """While entry k is next on the main thread: start the first later
+        entry that does not depend on k..itself, unless one is running."""
+        if self.pool is None or any(not fut.done() for _, fut in self.jobs.values()):
+            return
+        entries = self.series.entries
+        for j in range(k + 1, self.last + 1):
+            if j in self.jobs or entries[j].skip:
+                continue
+            if _independent(entries, k, j):
+                sh = _Shadow(self.wt, entries[j])
+                self.jobs[j] = (sh, self.pool.submit(sh.apply, self.series, entries[j]))
+                return
+
+    def take(self, j: int) -> tuple[list[str], float] | None:
+        """Entry j's result, copied into the work tree (None: it was not run
+        ahead).  A failure is raised now, in series order."""
+        job = self.jobs.pop(j, None)
+        if job is None:
+            return None
+        sh, fut = job
+        files, secs = fut.result()
+        sh.copy_back(self.wt, self.series.entries[j])
+        return files, secs
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(wait=True, cancel_futures=True)
+        shutil.rmtree(self.wt.path.parent / "ahead", ignore_errors=True)
+
+
 def regenerate(tree: Path, source_id: str, *, version: str, output: Path | None,
                identity: Identity, manifest_path: Path | None = None,
                workdir: Path | None = None, until: str | None = None) -> RegenResult:
@@ -239,22 +330,38 @@ def regenerate(tree: Path, source_id: str, *, version: str, output: Path | None,
     results = []
     skipped = []
     total = len(series.entries)
+    ids = [e.id for e in series.entries]
+    last = ids.index(until) if until in ids else total - 1
+    ahead = _Ahead(series, wt, last)
+    from concurrent.futures import ThreadPoolExecutor
+    committer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="commit")
+    commits = []            # (EntryResult, future of its commit id), in order
     try:
-        for i, entry in enumerate(series.entries, 1):
+        for i, entry in enumerate(series.entries[:last + 1], 1):
             e0 = time.monotonic()
             if entry.skip:
                 info("regen", f"[{i}/{total}] SKIPPED {entry.subject}")
                 skipped.append((entry.id, entry.subject, entry.skip))
-                if until and entry.id == until:
-                    break
                 continue
-            info("regen", f"[{i}/{total}] {entry.subject}")
-            files = apply_entry(series, entry, wt)
-            commit = wt.commit(commit_message(series, entry, identity), files)
-            results.append(EntryResult(entry.id, entry.subject, time.monotonic() - e0, files, commit))
-            if until and entry.id == until:
-                break
+            ahead.launch(i - 1)
+            done = ahead.take(i - 1)
+            info("regen", f"[{i}/{total}] {entry.subject}{' (applied ahead)' if done else ''}")
+            if done is None:
+                files, secs = apply_entry(series, entry, wt), None
+            else:
+                files, secs = done
+            # committed on a thread of its own, in order, from a snapshot
+            fut = committer.submit(wt.commit_snapshot, commit_message(series, entry, identity),
+                                   wt.snapshot(files))
+            result = EntryResult(entry.id, entry.subject,
+                                 secs if secs is not None else time.monotonic() - e0, files)
+            results.append(result)
+            commits.append((result, fut))
+        for result, fut in commits:
+            result.commit = fut.result()
     finally:
+        ahead.close()
+        committer.shutdown(wait=True)
         wt.sync_index()     # the index matches HEAD, also after a failed entry
     patches: list[Path] = []
     if output is not None:

@@ -7,6 +7,7 @@ import re
 import shutil
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 from slabconv.log import SlabconvError
@@ -125,7 +126,7 @@ def apply_rule(rule: Path, tree: Path, files: list[str], *, defines: dict[str, s
         where = f" at {', '.join(places)}" if places else ""
         raise SlabconvError(f"{what}: spatch failed on {rule.name}{where}:\n{out.strip()}")
     if hit is not None:
-        tmp = hit.with_name(f"{hit.name}.tmp{os.getpid()}")
+        tmp = hit.with_name(f"{hit.name}.tmp{os.getpid()}-{threading.get_ident()}")
         tmp.mkdir(parents=True, exist_ok=True)
         for i, f in enumerate(files):
             (tmp / str(i)).write_bytes((tree / f).read_bytes())
@@ -176,7 +177,7 @@ def _write_scratch(out: str, stem: str, scratch: Path) -> Path:
     digest = hashlib.sha256(out.encode()).hexdigest()[:12]
     path = scratch / f"{stem[:80]}-{digest}.cocci"
     if not path.is_file():
-        tmp = path.with_suffix(f".tmp{os.getpid()}")
+        tmp = path.with_suffix(f".tmp{os.getpid()}-{threading.get_ident()}")
         tmp.write_text(out)
         tmp.replace(path)
     return path

@@ -30,6 +30,10 @@ def empty_conditionals(lines: list[str]) -> list[tuple[int, int]]:
     found = []
     stack: list[tuple[int, bool]] = []   # (start index, has content)
     for i, line in enumerate(lines):
+        if "#" not in line:
+            if stack and line.strip():
+                stack[-1] = (stack[-1][0], True)
+            continue
         if _OPEN.match(line):
             if stack:
                 stack[-1] = (stack[-1][0], True)

@@ -136,6 +136,33 @@ class WorkTree:
     def diff(self, *paths: str) -> str:
         return self.git("diff", "--", *paths)
 
+    def snapshot(self, paths) -> dict[str, bytes | None]:
+        """The current content of `paths` (None: absent), for commit_snapshot()."""
+        return {p: (self.path / p).read_bytes() if (self.path / p).is_file() else None
+                for p in paths}
+
+    def commit_snapshot(self, message: str, contents: dict[str, bytes | None]) -> str:
+        """Commit `contents` (path -> bytes, None: removed) on top of HEAD
+        without reading the work tree, so the files may change meanwhile:
+        regen commits entry k while entry k+1 runs."""
+        head = self.git("rev-parse", "HEAD").strip()
+        changes: dict[str, str | None] = {}
+        for p, data in contents.items():
+            if data is None:
+                changes[p] = None
+                continue
+            cp = subprocess.run(["git", "-C", str(self.path), "hash-object", "-w", "--stdin"],
+                                input=data, capture_output=True)
+            if cp.returncode != 0:
+                raise SlabconvError(f"git hash-object failed for {p}: "
+                                    f"{cp.stderr.decode(errors='replace').strip()}")
+            changes[p] = cp.stdout.decode().strip()
+        tree = self._tree_with(f"{head}^{{tree}}", "", changes)
+        commit = self.git("commit-tree", tree, "-p", head, "-F", "-", input=message).strip()
+        self.git("update-ref", "HEAD", commit)
+        self._unsynced.update(contents)
+        return commit
+
     def commit(self, message: str, paths=()) -> str:
         """Commit the changes (of `paths` only when given: then the new tree
         is made from HEAD's with the changed blobs swapped in, without

@@ -528,3 +528,82 @@ def test_kerneldoc_follows_a_renamed_parameter():
     assert " * @slab: page pointer\n" in out and "objs in @slab.\n" in out
     assert "/* @page here is not kernel-doc */" in out
     assert " * other - @page of another function" in out
+
+
+HEADER_ENTRY = """
+    [[entry]]
+    id = "header"
+    subject = "include: Add NEW_THING"
+    message = "A header of its own."
+      [[entry.step]]
+      template = "templates/new_thing.h"
+      into = "include/h.h"
+      before = "anchor_fn"
+      why = "a macro"
+      [[entry.expect]]
+      present = "NEW_THING"
+      in = "include/h.h"
+"""
+AGAIN = """
+    [[entry]]
+    id = "again"
+    subject = "mm/slub: Convert calc_slab_order() again"
+    message = "Back."
+      [[entry.step]]
+      rule = "rules/rename_fn.cocci"
+      files = ["mm/slub.c"]
+      defines = { from = "calc_slab_order", to = "slab_order" }
+      [[entry.expect]]
+      defines = ["slab_order"]
+      in = "mm/slub.c"
+"""
+
+
+def test_an_independent_entry_is_applied_ahead_with_the_same_series(tree, tmp_path, cache,
+                                                                    monkeypatch):
+    """Entry 'header' reads and writes only include/h.h, which the entries
+    before it do not touch: it runs on the second thread, and the series is
+    byte for byte the one applied in order."""
+    def manifest_in(d):
+        m = write_manifest(d, RENAME + AGAIN + HEADER_ENTRY + RENAME.replace(
+            'id = "rename"', 'id = "rename2"').replace("Rename slab_order()", "Rename it again"))
+        (d / "templates").unlink()
+        (d / "templates").mkdir()
+        (d / "templates" / "new_thing.h").write_text("/* slabconv template: test */\n"
+                                                     "#define NEW_THING 1\n")
+        return m
+    s = manifest.load(manifest_in(tmp_path / "c0"))
+    assert series._independent(s.entries, 0, 2), "h.h is not touched by entries 0 and 1"
+    assert not series._independent(s.entries, 0, 1) and not series._independent(s.entries, 1, 3)
+    ahead = []
+    real = series._Shadow.apply
+    monkeypatch.setattr(series._Shadow, "apply",
+                        lambda self, ser, e: ahead.append(e.id) or real(self, ser, e))
+    monkeypatch.setattr(series, "LOOKAHEAD", True)
+    on = regen(tree, manifest_in(tmp_path / "c1"), tmp_path, "on")
+    assert ahead[0] == "header"          # (rename2 may follow, once 'again' is applied)
+    n = len(ahead)
+    monkeypatch.setattr(series, "LOOKAHEAD", False)
+    off = regen(tree, manifest_in(tmp_path / "c2"), tmp_path, "off")
+    assert len(ahead) == n, "nothing is applied ahead with the lookahead off"
+    assert [p.read_bytes() for p in on.patches] == [p.read_bytes() for p in off.patches]
+    assert [e.files for e in on.entries] == [["mm/slub.c"], ["mm/slub.c"], ["include/h.h"],
+                                             ["mm/slub.c"]]
+    assert on.worktree.git("status", "--porcelain") == ""
+    assert not (on.worktree.path.parent / "ahead").exists()
+
+
+def test_an_entry_applied_ahead_fails_in_series_order(tree, tmp_path, cache, monkeypatch):
+    """A failure of an entry applied ahead is reported when its turn comes,
+    after the entries before it were committed, and names that entry."""
+    m = write_manifest(tmp_path / "c", RENAME + AGAIN + HEADER_ENTRY)
+    (tmp_path / "c" / "templates").unlink()
+    (tmp_path / "c" / "templates").mkdir()
+    (tmp_path / "c" / "templates" / "new_thing.h").write_text(
+        "/* slabconv template: test */\n#define OTHER_THING 1\n")     # the expect misses
+    monkeypatch.setattr(series, "LOOKAHEAD", True)
+    with pytest.raises(SlabconvError) as e:
+        regen(tree, m, tmp_path)
+    assert "entry 'header'" in str(e.value) and "expected effect missing" in str(e.value)
+    wt = series.WorkTree(tmp_path / "work" / "linux", ID, "")
+    assert len(wt.commits()) == 2, "the two entries before it are committed"
