@@ -7,6 +7,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 from pathlib import Path
 
@@ -92,6 +93,33 @@ def _cache_dir() -> Path | None:
     return paths.cache_dir("spatch")
 
 
+# The largest resident set of a spatch run in this process (kB) and the
+# rule it ran: `make bench` reports it.
+PEAK = {"rss_kb": 0, "rule": ""}
+_PEAK_LOCK = threading.Lock()
+
+
+def _run(cmd: list[str], cwd: Path, rule: Path) -> tuple[int, str, str]:
+    """Run spatch; return its exit code, stdout and stderr, and note its
+    peak memory (wait4's rusage: the run and the workers of -j)."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        p = subprocess.Popen(cmd, cwd=cwd, stdout=out, stderr=err, stdin=subprocess.DEVNULL)
+        try:
+            _, status, ru = os.wait4(p.pid, 0)
+        except BaseException:
+            p.kill()
+            p.wait()
+            raise
+        p.returncode = os.waitstatus_to_exitcode(status)
+        with _PEAK_LOCK:
+            if ru.ru_maxrss > PEAK["rss_kb"]:
+                PEAK.update(rss_kb=ru.ru_maxrss, rule=rule.name)
+        out.seek(0)
+        err.seek(0)
+        return (p.returncode, out.read().decode(errors="replace"),
+                err.read().decode(errors="replace"))
+
+
 def apply_rule(rule: Path, tree: Path, files: list[str], *, defines: dict[str, str] | None = None,
                options: list[str] | None = None, what: str = "") -> str:
     """Apply `rule` in place to `files` (relative to `tree`); return spatch's output.
@@ -118,9 +146,9 @@ def apply_rule(rule: Path, tree: Path, files: list[str], *, defines: dict[str, s
                 if (tree / f).read_bytes() != data:
                     (tree / f).write_bytes(data)
             return (hit / "done").read_text()
-    cp = subprocess.run(cmd, cwd=tree, capture_output=True, text=True, errors="replace")
-    out = (cp.stdout or "") + (cp.stderr or "")
-    bad = cp.returncode != 0 or re.search(r"(parse error|Fatal error|EXN|exception)", out)
+    rc, stdout, stderr = _run(cmd, tree, rule)
+    out = stdout + stderr
+    bad = rc != 0 or re.search(r"(parse error|Fatal error|EXN|exception)", out)
     if bad:
         places = error_places(out)
         where = f" at {', '.join(places)}" if places else ""

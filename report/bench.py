@@ -40,6 +40,9 @@ def cmd_bench(args) -> int:
     best = min(cold, key=lambda r: r.seconds)
     figures["regen_seconds"] = [round(r.seconds, 2) for r in cold]
     figures["regen_entries"] = {e.subject: round(e.seconds, 2) for e in best.entries}
+    from regen import spatch
+    figures["spatch_peak_rss_mb"] = round(spatch.PEAK["rss_kb"] / 1024, 1)
+    figures["spatch_peak_rule"] = spatch.PEAK["rule"]
     # ... and again with the spatch results cached (rules and tree unchanged)
     figures["regen_cached_seconds"] = round(_regen_once(src).seconds, 2)
 
@@ -67,6 +70,8 @@ def cmd_bench(args) -> int:
     print(f"  regeneration, whole series: best {min(figures['regen_seconds']):.2f}s "
           f"of {figures['regen_seconds']} (every spatch run made; baseline work tree cached)")
     print(f"  regeneration with spatch results cached: {figures['regen_cached_seconds']:.2f}s")
+    print(f"  spatch peak memory: {figures['spatch_peak_rss_mb']} MB (max RSS of one run, "
+          f"{figures['spatch_peak_rule']})")
     for subj, s in figures["regen_entries"].items():
         print(f"    {s:6.2f}s  {subj}")
     vb = figures["verify_build_seconds"]

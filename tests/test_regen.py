@@ -318,14 +318,14 @@ def test_spatch_results_are_cached_by_rule_defines_and_input(tmp_path, cache, mo
     src = "void f(struct slab *slab)\n{\n\tvoid *a = page_address(slab_page(slab));\n}\n"
     (tmp_path / "a.c").write_text(src)
     calls = []
-    real_run = spatch.subprocess.run
+    real_run = spatch._run
 
     def counting(cmd, *a, **k):
         if cmd and str(cmd[0]).endswith("spatch") and "--in-place" in cmd:
             calls.append(cmd)
         return real_run(cmd, *a, **k)
 
-    monkeypatch.setattr(spatch.subprocess, "run", counting)
+    monkeypatch.setattr(spatch, "_run", counting)
     spatch.apply_rule(rule, tmp_path, ["a.c"])
     first = (tmp_path / "a.c").read_text()
     assert "slab_address(slab)" in first and len(calls) == 1
