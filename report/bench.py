@@ -34,7 +34,18 @@ def cmd_bench(args) -> int:
     src = pipeline._src(args)
     figures: dict = {"kernel": src.version, "source": src.source_id}
 
-    _regen_once(src)                          # warm-up: the baseline work tree exists after it
+    warm = _regen_once(src)                   # warm-up: the baseline work tree exists after it
+    # the machine's speed, to compare figures across machines and days: one
+    # spatch run that parses mm/slub.c (of the baseline) and matches a small rule
+    from regen import template
+    from regen.worktree import BASE_TAG
+    base = warm.worktree.path
+    warm.worktree.git("checkout", "-q", "-f", BASE_TAG, "--", "mm/slub.c")
+    t0 = time.monotonic()
+    for _ in range(3):
+        template.find_anchor(paths.COCCI, base, "mm/slub.c", "kmem_cache_free")
+    figures["calibration_seconds"] = round((time.monotonic() - t0) / 3, 3)
+    warm.worktree.git("checkout", "-q", "-f", "HEAD", "--", "mm/slub.c")
     # every spatch run for real (as on a new kernel or a changed tree) ...
     cold = [_regen_once(src, spatch_cache=False) for _ in range(2)]
     best = min(cold, key=lambda r: r.seconds)
@@ -69,6 +80,9 @@ def cmd_bench(args) -> int:
     print("\nslabconv bench (Linux %s, %s)" % (src.version, src.source_id))
     print(f"  regeneration, whole series: best {min(figures['regen_seconds']):.2f}s "
           f"of {figures['regen_seconds']} (every spatch run made; baseline work tree cached)")
+    print(f"  calibration: one spatch run over mm/slub.c takes {figures['calibration_seconds']}s "
+          f"on this machine now (the cold figure is about "
+          f"{min(figures['regen_seconds']) / figures['calibration_seconds']:.0f} of those)")
     print(f"  regeneration with spatch results cached: {figures['regen_cached_seconds']:.2f}s")
     print(f"  spatch peak memory: {figures['spatch_peak_rss_mb']} MB (max RSS of one run, "
           f"{figures['spatch_peak_rule']})")
