@@ -35,6 +35,7 @@ CONFIGS = {
     "slub-nodebug": ("x86_64", ["base-x86_64", "slub", "slub-nodebug"]),
     "slab": ("x86_64", ["base-x86_64", "slab"]),
     "slob": ("x86_64", ["base-x86_64", "slob"]),
+    "iommu": ("x86_64", ["base-x86_64", "slub", "iommu"]),
 }
 
 _SET_RE = re.compile(r"^(CONFIG_[A-Za-z0-9_]+)=(.*)$")
