@@ -37,6 +37,7 @@ CONFIGS = {
     "kasan": ("x86_64", ["base-x86_64", "slub", "kasan"]),
     "mm-users": ("x86_64", ["base-x86_64", "slub", "mm-users"]),
     "slob": ("x86_64", ["base-x86_64", "slob"]),
+    "iommu": ("x86_64", ["base-x86_64", "slub", "iommu"]),
 }
 
 _SET_RE = re.compile(r"^(CONFIG_[A-Za-z0-9_]+)=(.*)$")
