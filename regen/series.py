@@ -193,7 +193,7 @@ def apply_entry(series: manifest.Series, entry: manifest.Entry, wt: WorkTree) ->
         for f, old in before.items():
             new = (tree / f).read_text(errors="replace")
             if new != old:
-                tidied = tidy.tidy(old, new)
+                tidied = tidy.keep_detached_comments(old, tidy.tidy(old, new))
                 if tidied != new:
                     (tree / f).write_text(tidied)
                 changed.append(f)

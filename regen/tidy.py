@@ -71,6 +71,41 @@ def tidy(before: str, after: str) -> str:
     return "".join(l for i, l in enumerate(new) if i not in drop)
 
 
+def _leading_comment(lines: list[str]) -> int:
+    """Length of a block comment at the start of `lines` that is followed by
+    a blank line (a heading for what comes after, not a function's own
+    comment), 0 if there is none.  Kernel-doc (/**) and one-line comments
+    do not count."""
+    first = lines[0].strip() if lines else ""
+    kerneldoc = first == "/**" or first.startswith("/** ")
+    if not first.startswith("/*") or kerneldoc or "*/" in first:
+        return 0
+    for i, line in enumerate(lines[1:], 1):
+        if "*/" in line:
+            return i + 1 if i + 1 < len(lines) and not lines[i + 1].strip() else 0
+    return 0
+
+
+def keep_detached_comments(before: str, after: str) -> str:
+    """Put back the block comments that spatch removed with the code after
+    them although a blank line separates them from it (Coccinelle drops
+    the comments in front of what a rule removes; a section heading such
+    as AMD IOMMU's "The functions below are used ..." is not the removed
+    function's)."""
+    old = before.splitlines(keepends=True)
+    new = after.splitlines(keepends=True)
+    out: list[str] = []
+    sm = difflib.SequenceMatcher(None, old, new, autojunk=False)
+    for op, i1, i2, j1, j2 in sm.get_opcodes():
+        if op in ("delete", "replace"):
+            n = _leading_comment(old[i1:i2])
+            starts_comment = j1 < j2 and new[j1].lstrip().startswith(("/*", "*"))
+            if n and not starts_comment:     # (a comment reworded is not a comment removed)
+                out.extend(old[i1:i1 + n + 1])          # the comment and its blank line
+        out.extend(new[j1:j2])
+    return "".join(out)
+
+
 _CAST_SPACE = re.compile(r"(\((?:const\s+)?(?:(?:struct|union|enum)\s+)?\w+(?:\s*\*)+\)) +(?=[\w(&*])")
 _STARTS_STATEMENT = re.compile(r"^\s*(?:[{}#]|/[*/]|\*|(?:if|for|while|return|case|default|else|do|switch)\b)")
 

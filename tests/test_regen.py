@@ -607,3 +607,16 @@ def test_an_entry_applied_ahead_fails_in_series_order(tree, tmp_path, cache, mon
     assert "entry 'header'" in str(e.value) and "expected effect missing" in str(e.value)
     wt = series.WorkTree(tmp_path / "work" / "linux", ID, "")
     assert len(wt.commits()) == 2, "the two entries before it are committed"
+
+
+def test_a_section_comment_before_removed_code_is_kept():
+    before = ("int a;\n\n/*********\n * The functions below map things.\n *********/\n\n"
+              "static void gone(void)\n{\n}\n\n/* its own */\nstatic void also_gone(void)\n{\n}\n\n"
+              "/**\n * doc() - documented\n */\nstatic void doc(void)\n{\n}\n\nint b;\n")
+    after = "int a;\n\nint b;\n"
+    assert tidy.keep_detached_comments(before, after) == (
+        "int a;\n\n/*********\n * The functions below map things.\n *********/\n\nint b;\n")
+    # nothing removed, nothing added
+    assert tidy.keep_detached_comments(before, before) == before
+    reworded = before.replace("map things", "map other things")
+    assert tidy.keep_detached_comments(before, reworded) == reworded
