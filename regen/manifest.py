@@ -12,6 +12,9 @@ Schema (TOML, see cocci/series.toml for the documented real thing):
                           template = "templates/x.h", into = "file",
                             before = "symbol" | at = "start" | "end"
                             | replace_macro = "NAME" (its #define, continuations included)
+                          remove_members = [names], struct = "s", into = "file",
+                            why = "..." -- members taken out of a struct
+                            definition by name (regen/members.py)
                           convert = "param" | "return" | "local", fn = "f",
                             [var = "page", to = "slab"], [const = true],
                             [files = [...], default mm/slub.c]
@@ -34,7 +37,7 @@ from slabconv.log import SlabconvError
 
 @dataclass
 class Step:
-    kind: str                    # "rule" or "template"
+    kind: str                    # "rule", "template" or "members"
     path: str                    # relative to cocci/
     files: list[str]             # files the step may change
     defines: dict[str, str] = field(default_factory=dict)
@@ -47,6 +50,7 @@ class Step:
     optional: bool = False       # may change nothing
     chain: list[str] = field(default_factory=list)   # rules run after `path` in the same spatch run
     convert: str = ""            # the generic conversion this step is ("param", ...), if one
+    members: list[str] = field(default_factory=list)   # kind "members": the names to remove
 
     @property
     def rules(self) -> list[str]:
@@ -54,6 +58,13 @@ class Step:
 
     def describe(self) -> str:
         return f"{self.kind} {' + '.join(self.rules) or self.path}"
+
+    @property
+    def source(self) -> str:
+        """What produced the step, for the commit message."""
+        if self.kind == "members":
+            return f"regen/members.py on struct {self.defines['struct']}"
+        return ", ".join(f"cocci/{r}" for r in (self.rules or [self.path]))
 
 
 @dataclass
@@ -208,8 +219,18 @@ def _step(d: dict, where: str, root: Path) -> Step:
                                 f"SmPL does not fit", 2)
         step = Step("template", d["template"], [into], before=d.get("before"),
                     at=d.get("at"), why=d["why"], replace_macro=d.get("replace_macro"))
+    elif "remove_members" in d:
+        into = _req(d, "into", where)
+        struct = _req(d, "struct", where)
+        names = _as_list(d["remove_members"])
+        if not d.get("why"):
+            raise SlabconvError(f"manifest: {where}: a remove_members step must say 'why' "
+                                f"SmPL does not fit", 2)
+        return Step("members", f"remove members of struct {struct}", [into],
+                    {"struct": struct}, why=d["why"], members=names)
     else:
-        raise SlabconvError(f"manifest: {where}: a step needs 'rule' or 'template'", 2)
+        raise SlabconvError(f"manifest: {where}: a step needs 'rule', 'template' or "
+                            f"'remove_members'", 2)
     if not (root / step.path).is_file():
         raise SlabconvError(f"manifest: {where}: {step.path} does not exist in {root}", 2)
     return step

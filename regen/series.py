@@ -14,7 +14,7 @@ from pathlib import Path
 from slabconv import paths
 from slabconv.log import SlabconvError, info
 
-from . import declsplit, effects, kerneldoc, manifest, spatch, template, tidy
+from . import declsplit, effects, kerneldoc, manifest, members, spatch, template, tidy
 from .worktree import Identity, WorkTree
 
 MANIFEST = "series.toml"
@@ -46,7 +46,7 @@ def series_date(series: manifest.Series | None = None) -> str:
 
 
 def commit_message(series: manifest.Series, entry: manifest.Entry, identity: Identity) -> str:
-    rules = ", ".join(dict.fromkeys(f"cocci/{r}" for s in entry.steps for r in (s.rules or [s.path])))
+    rules = ", ".join(dict.fromkeys(s.source for s in entry.steps))
     return (f"{entry.subject}\n\n{entry.message}\n\n"
             f"Originally-by: {series.seed_author}\n"
             f"Generated-by: slabconv ({rules})\n"
@@ -177,6 +177,12 @@ def apply_entry(series: manifest.Series, entry: manifest.Entry, wt: WorkTree) ->
                 if str(e).startswith("convert param"):
                     raise SlabconvError(f"entry '{entry.id}' ({entry.subject}), step {nums[0]}: {e}")
                 raise
+        elif batch[0].kind == "members":
+            step = batch[0]
+            path = tree / step.files[0]
+            text, _ = members.remove_members(path.read_text(), step.defines["struct"], step.members)
+            path.write_text(text)
+            matched = {0}
         else:
             step = batch[0]
             template.insert(series.root, tree, step.path, step.files[0], before=step.before,

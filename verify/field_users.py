@@ -1,0 +1,136 @@
+"""Every file that uses a slab-only member of struct page, and which build compiled it.
+
+    from verify import field_users
+    users = field_users.find(tree)                  # {file: [Use, ...]}
+    rows = field_users.coverage(users, {"slub": O1, "iommu": O2})
+
+The last patch of the series removes the slab members from struct page.
+The compiler then rejects any use left, but only in what a build compiles:
+so cocci/rules/slab_field_users.cocci (report mode) finds the uses in the
+whole tree, and coverage() says, per file, which of the configs built it
+(a .c file: its object exists in that build directory; a header: a
+compiled object's dependency list names it).  Run on the baseline it lists
+the files the series had to convert; run on the patched tree it must list
+none (a use left is reported with its place).
+
+Candidates: files that name `struct page` and access a member with one of
+the slab names (`->freelist`, `.units`, ...).  With --no-includes the rule
+can only know an expression is a struct page from the file itself, so a
+file that never names struct page cannot yield a use: the filter loses
+nothing the rule would find.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from slabconv import paths
+from slabconv.log import info
+
+RULE = paths.COCCI / "rules" / "slab_field_users.cocci"
+
+
+def fields() -> list[str]:
+    """The slab-only member names, as the rule lists them."""
+    m = re.search(r"identifier F = \{([^}]*)\}", RULE.read_text())
+    return [f.strip() for f in m.group(1).split(",")]
+
+
+@dataclass(frozen=True)
+class Use:
+    file: str
+    line: int
+    field: str
+    function: str
+
+
+def candidates(tree: Path) -> list[str]:
+    """Files (relative to `tree`) that name struct page and access a member
+    with a slab name."""
+    pat = r"(->|\.)[[:space:]]*(%s)\b" % "|".join(fields())
+    cp = subprocess.run(["grep", "-rlE", "--include=*.c", "--include=*.h", pat, "."],
+                        cwd=tree, capture_output=True, text=True)
+    files = sorted(p[2:] for p in cp.stdout.split() if p.startswith("./"))
+    out = []
+    for f in files:
+        try:
+            if "struct page" in (tree / f).read_text(errors="replace"):
+                out.append(f)
+        except OSError:
+            continue
+    return out
+
+
+def parse(text: str) -> list[Use]:
+    out = []
+    for m in re.finditer(r"^SLAB_FIELD (\S+):(\d+): page->(\w+) in (\S+)$", text, re.M):
+        f = m.group(1)
+        out.append(Use(f[2:] if f.startswith("./") else f, int(m.group(2)), m.group(3),
+                       m.group(4)))
+    return sorted(set(out), key=lambda u: (u.file, u.line, u.field))
+
+
+def find(tree: Path, files: list[str] | None = None, chunk: int = 64) -> dict[str, list[Use]]:
+    """The uses in `files` (default: candidates(tree)), by file."""
+    from regen.spatch import JOBS, report_rule
+    files = candidates(tree) if files is None else files
+    info("field-users", f"{RULE.name} over {len(files)} candidate file(s) of {tree}")
+    uses: list[Use] = []
+    for i in range(0, len(files), chunk):
+        part = files[i:i + chunk]
+        opts = ["-j", str(JOBS), "--chunksize", "1"] if len(part) > 1 and JOBS > 1 else []
+        uses += parse(report_rule(RULE, tree, part, options=opts, what="field users"))
+        info("field-users", f"  {min(i + chunk, len(files))}/{len(files)} files")
+    out: dict[str, list[Use]] = {}
+    for u in uses:
+        out.setdefault(u.file, []).append(u)
+    return out
+
+
+def _header_users(build: Path) -> str:
+    """All dependency lists of a build directory, as one text."""
+    chunks = []
+    for root, _, names in os.walk(build):
+        for n in names:
+            if n.endswith(".o.cmd"):
+                try:
+                    chunks.append(Path(root, n).read_text(errors="replace"))
+                except OSError:
+                    pass
+    return "\n".join(chunks)
+
+
+def coverage(users: dict[str, list[Use]] | list[str], builds: dict[str, Path],
+             src: Path | None = None) -> list[dict]:
+    """Per file: the configs whose build compiled it, or why none did."""
+    deps = {}
+    rows = []
+    for f in sorted(users):
+        built = []
+        for name, o in builds.items():
+            if f.endswith(".c"):
+                if (o / f).with_suffix(".o").is_file():
+                    built.append(name)
+            else:
+                if name not in deps:
+                    deps[name] = _header_users(o)
+                if re.search(r"(^|[\s/])%s\b" % re.escape(f), deps[name]):
+                    built.append(name)
+        row = {"file": f, "uses": len(users[f]) if isinstance(users, dict) else None,
+               "built_by": built}
+        if not built:
+            if f.startswith("arch/") and not f.startswith("arch/x86/"):
+                row["why_not"] = f"{f.split('/')[1]} code: the builds are x86 (x86_64 and i386)"
+            else:
+                row["why_not"] = "no configured build compiles it (verify/configs)"
+        rows.append(row)
+    return rows
+
+
+def to_json(users: dict[str, list[Use]], rows: list[dict]) -> str:
+    return json.dumps({"uses": {f: [asdict(u) for u in us] for f, us in users.items()},
+                       "coverage": rows}, indent=1) + "\n"
