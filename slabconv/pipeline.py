@@ -99,6 +99,11 @@ def verify_applied(ap: Applied, config=DEFAULT_CONFIGS, bisect_configs=DEFAULT_B
         print(b.summary)
         r.add_bisect(b)
     print(r.summary)
+    r.field_users = field_users_check(ap, results)
+    if r.field_users and r.field_users["left"]:
+        r.ok = False
+        r.problems.append(f"slab member(s) of struct page still used after the series in "
+                          f"{', '.join(sorted(r.field_users['left']))}")
     r.residue = residue_summary(ap)
     gated = residue_gate(r.residue)
     if gated:
@@ -111,6 +116,47 @@ def verify_applied(ap: Applied, config=DEFAULT_CONFIGS, bisect_configs=DEFAULT_B
     if r.others:
         print("verify: " + "; ".join(f"{x.config} {'ok' if x.ok else 'FAILED'}" for x in results))
     return r
+
+
+def field_users_check(ap: Applied, results) -> dict | None:
+    """The files that used a slab member of struct page before the series
+    (found by slab_field_users.cocci, cached per source) and the configs
+    whose patched build compiled each; and the uses left after the series,
+    which must be none.  Only when the series removes the members (its
+    last patch changes struct page)."""
+    from verify import field_users
+    import json
+    if field_users.page_keeps_slab_members(ap.tree):
+        info("field-users", "struct page keeps its slab members: nothing to prove")
+        return None
+    cache = paths.cache_dir("runs") / f"field-users-{ap.src.source_id}-{_rule_digest()}.json"
+    if cache.is_file():
+        before = {f: [field_users.Use(**u) for u in us]
+                  for f, us in json.loads(cache.read_text()).items()}
+    else:
+        before = field_users.find(ap.src.tree)
+        cache.write_text(json.dumps({f: [u.__dict__ for u in us] for f, us in before.items()}))
+    cands = sorted(set(field_users.candidates(ap.tree)) | set(before))
+    after = field_users.find(ap.tree, [f for f in cands if (ap.tree / f).is_file()])
+    builds = {x.config: x.patched_out for x in results if x.patched_out and x.patched and x.patched.ok}
+    rows = field_users.coverage(before, builds)
+    print("field users: files that used a slab member of struct page before the series, "
+          "and the builds that compiled them after it")
+    for row in rows:
+        how = ", ".join(row["built_by"]) if row["built_by"] else f"NOT BUILT: {row['why_not']}"
+        print(f"  {row['file']:34} {row['uses']:4d} use(s)  {how}")
+    for f, us in sorted(after.items()):
+        for u in us:
+            print(f"  LEFT: {u.file}:{u.line} page->{u.field} in {u.function}")
+    print(f"field users: {len(rows)} file(s), {sum(1 for r in rows if r['built_by'])} built, "
+          f"{sum(len(v) for v in after.values())} use(s) left")
+    return {"files": rows, "left": sorted(after)}
+
+
+def _rule_digest() -> str:
+    import hashlib
+    from verify import field_users
+    return hashlib.sha256(field_users.RULE.read_bytes()).hexdigest()[:12]
 
 
 def residue_gate(rr) -> list:
