@@ -620,3 +620,63 @@ def test_a_section_comment_before_removed_code_is_kept():
     assert tidy.keep_detached_comments(before, before) == before
     reworded = before.replace("map things", "map other things")
     assert tidy.keep_detached_comments(before, reworded) == reworded
+
+
+def test_members_are_removed_by_name_with_their_anonymous_aggregates():
+    from regen import members
+    src = textwrap.dedent("""\
+        struct other {
+        	int active;
+        };
+
+        struct page {
+        	unsigned long flags;
+        	union {
+        		struct {	/* slab */
+        			struct list_head slab_list;
+        #ifdef CONFIG_64BIT
+        			int pages;	/* left */
+        #else
+        			short int pages;
+        #endif
+        			/* Double-word boundary */
+        			void *freelist;
+        		};
+        		struct {	/* mixed: stays, loses one */
+        			unsigned long private;
+        			void *s_mem;
+        		};
+        		struct rcu_head rcu_head;
+        	};
+        	union {
+        		atomic_t _mapcount;
+
+        		unsigned int active;		/* SLAB */
+        	};
+        };
+        """)
+    out, found = members.remove_members(src, "page", ["slab_list", "pages", "freelist",
+                                                       "s_mem", "active"])
+    assert found == ["slab_list", "pages", "freelist", "s_mem", "active"]
+    assert out == textwrap.dedent("""\
+        struct other {
+        	int active;
+        };
+
+        struct page {
+        	unsigned long flags;
+        	union {
+        		struct {	/* mixed: stays, loses one */
+        			unsigned long private;
+        		};
+        		struct rcu_head rcu_head;
+        	};
+        	union {
+        		atomic_t _mapcount;
+        	};
+        };
+        """)
+    with pytest.raises(SlabconvError, match="no removable member units"):
+        members.remove_members(src, "page", ["units"])
+    with pytest.raises(SlabconvError, match="no definition of struct slab"):
+        members.remove_members(src, "slab", ["units"])
