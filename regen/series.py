@@ -14,7 +14,7 @@ from pathlib import Path
 from slabconv import paths
 from slabconv.log import SlabconvError, info
 
-from . import declsplit, effects, kerneldoc, manifest, members, spatch, template, tidy
+from . import declsplit, effects, kerneldoc, manifest, members, spatch, template, tidy, upstream
 from .worktree import Identity, WorkTree
 
 MANIFEST = "series.toml"
@@ -37,6 +37,8 @@ class RegenResult:
     output: Path | None
     patches: list[Path] = field(default_factory=list)
     skipped: list[tuple[str, str, str]] = field(default_factory=list)   # (id, subject, reason)
+    verdicts: list[tuple[str, str, str, list[str]]] = field(default_factory=list)
+    converted_at: str | None = None     # where the kernel defines struct slab already
 
 
 def series_date(series: manifest.Series | None = None) -> str:
@@ -338,7 +340,12 @@ def regenerate(tree: Path, source_id: str, *, version: str, output: Path | None,
     total = len(series.entries)
     ids = [e.id for e in series.entries]
     last = ids.index(until) if until in ids else total - 1
-    ahead = _Ahead(series, wt, last)
+    converted_at = upstream.has_struct_slab(wt.path)
+    if converted_at:
+        info("regen", f"this kernel already has struct slab ({converted_at}): upstream's own "
+                      f"conversion; each entry is applied, found upstream or not applicable")
+    ahead = _Ahead(series, wt, last if not converted_at else -1)
+    verdicts: list[tuple[str, str, str, list[str]]] = []    # (id, subject, status, evidence)
     from concurrent.futures import ThreadPoolExecutor
     committer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="commit")
     commits = []            # (EntryResult, future of its commit id), in order
@@ -352,10 +359,19 @@ def regenerate(tree: Path, source_id: str, *, version: str, output: Path | None,
             ahead.launch(i - 1)
             done = ahead.take(i - 1)
             info("regen", f"[{i}/{total}] {entry.subject}{' (applied ahead)' if done else ''}")
-            if done is None:
+            if converted_at:
+                v = _on_converted_kernel(series, entry, wt)
+                if v.status != upstream.APPLIED:
+                    info("regen", f"    {v.describe()}")
+                    verdicts.append((entry.id, entry.subject, v.status, v.evidence))
+                    skipped.append((entry.id, entry.subject, v.describe()))
+                    continue
+                files, secs = v.evidence, None
+            elif done is None:
                 files, secs = apply_entry(series, entry, wt), None
             else:
                 files, secs = done
+            verdicts.append((entry.id, entry.subject, upstream.APPLIED, []))
             # committed on a thread of its own, in order, from a snapshot
             fut = committer.submit(wt.commit_snapshot, commit_message(series, entry, identity),
                                    wt.snapshot(files))
@@ -371,8 +387,33 @@ def regenerate(tree: Path, source_id: str, *, version: str, output: Path | None,
         wt.sync_index()     # the index matches HEAD, also after a failed entry
     patches: list[Path] = []
     if output is not None:
-        patches = write_series(wt, series, output, source_id, skipped)
-    return RegenResult(wt, results, time.monotonic() - t0, output, patches, skipped)
+        patches = write_series(wt, series, output, source_id, skipped, verdicts)
+    return RegenResult(wt, results, time.monotonic() - t0, output, patches, skipped, verdicts,
+                       converted_at)
+
+
+def _on_converted_kernel(series: manifest.Series, entry: manifest.Entry,
+                         wt: WorkTree) -> upstream.Verdict:
+    """Apply `entry` on a kernel that has struct slab already, or say why
+    not; a failed attempt leaves the work tree as it was.  An applied
+    verdict carries the changed files as its evidence."""
+    v = upstream.classify(entry, wt.path, series.root)
+    if v is not None:
+        return v
+    before = wt.snapshot(sorted(_reads(entry)))
+    try:
+        files = apply_entry(series, entry, wt)
+    except SlabconvError as e:
+        for f, data in before.items():
+            p = wt.path / f
+            if data is None:
+                p.unlink(missing_ok=True)
+            else:
+                p.write_bytes(data)
+        first = str(e).splitlines()[0]
+        return upstream.Verdict(upstream.NOT_APPLICABLE,
+                                [f"its rules do not fit this kernel's code ({first})"])
+    return upstream.Verdict(upstream.APPLIED, files)
 
 
 def cover_blurb(series: manifest.Series, skipped) -> str:
@@ -387,13 +428,31 @@ def cover_blurb(series: manifest.Series, skipped) -> str:
     return "\n".join(lines)
 
 
+def entries_report(verdicts) -> str:
+    """One line per entry: applied, upstream or not applicable, and why."""
+    lines = []
+    for _, subject, status, evidence in verdicts:
+        lines.append(f"{status:15} {subject}")
+        for ev in evidence:
+            lines.extend(f"{'':16}{ln}" for ln in textwrap.wrap(ev, 72))
+    counts = {s: sum(1 for v in verdicts if v[2] == s)
+              for s in (upstream.APPLIED, upstream.UPSTREAM, upstream.NOT_APPLICABLE)}
+    lines.append(", ".join(f"{n} {s}" for s, n in counts.items()))
+    return "\n".join(lines) + "\n"
+
+
 def write_series(wt: WorkTree, series: manifest.Series, output: Path, source_id: str,
-                 skipped=()) -> list[Path]:
+                 skipped=(), verdicts=()) -> list[Path]:
     output.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{output.name}.", dir=output.parent))
     try:
         staged = tmp / "series"
-        wt.format_patch(staged, series.subject, cover_blurb(series, skipped))
+        if wt.commits():
+            wt.format_patch(staged, series.subject, cover_blurb(series, skipped))
+        else:                       # nothing to apply on this kernel: the report says why
+            staged.mkdir(parents=True)
+        if verdicts:
+            (staged / "ENTRIES").write_text(entries_report(verdicts))
         (staged / "SOURCE").write_text(
             f"source: {source_id}\nspatch: {spatch.spatch_version()}\n"
             f"identity: {wt.identity}\ndate: {wt.date}\n")

@@ -41,6 +41,12 @@ def do_regen(args):
         info("regen", f"  {e.seconds:6.2f}s  {e.subject}")
     for _, subject, reason in res.skipped:
         info("regen", f"  skipped  {subject}: {' '.join(reason.split())}")
+    if res.converted_at:
+        n = {s: sum(1 for v in res.verdicts if v[2] == s) for s in ("upstream", "not applicable")}
+        info("regen", f"this kernel has struct slab already ({res.converted_at}): "
+                      f"{len(res.entries)} entries applied, {n['upstream']} already present "
+                      f"upstream, {n['not applicable']} not applicable (per entry: "
+                      f"{out / 'ENTRIES'})")
     info("regen", f"{len(res.entries)} patches, {len(res.skipped)} steps skipped, "
                   f"in {res.seconds:.1f}s -> {out}")
     return src, res

@@ -74,3 +74,24 @@ def test_every_allocator_builds_without_new_warnings_and_boots(patched_kernel, c
     assert br.counts.failed == 0 and br.counts.passed >= 3, br.summary()
     assert br.module_tests >= 10, br.summary()
     assert "slub_debug" not in br.cmdline
+
+
+def test_a_kernel_with_upstreams_conversion_gets_a_verdict_per_entry(tmp_path):
+    """Debian's 6.1 has struct slab (upstream, 5.17): regen succeeds, every
+    entry of the manifest is applied, found upstream (with evidence) or not
+    applicable, and most of the series is found upstream."""
+    from regen import upstream
+    from regen.worktree import Identity
+    src = resolve("6.1", None)
+    res = series.regenerate(src.tree, src.source_id, version=src.version,
+                            output=tmp_path / "series", identity=Identity("T", "t@example.org"))
+    assert res.converted_at and res.converted_at.startswith("mm/slab.h:")
+    manifest_entries = [e for e in series.manifest.load(paths.COCCI / series.MANIFEST).entries
+                        if not e.skip]
+    assert len(res.verdicts) == len(manifest_entries)
+    status = {v[0]: v[2] for v in res.verdicts}
+    assert all(v[3] for v in res.verdicts if v[2] != upstream.APPLIED), "evidence for each"
+    assert sum(s == upstream.UPSTREAM for s in status.values()) >= 40
+    for id in ("split-slab", "slub-check-slab", "slab", "memcg"):
+        assert status[id] == upstream.UPSTREAM, res.verdicts
+    assert (tmp_path / "series" / "ENTRIES").is_file()

@@ -680,3 +680,65 @@ def test_members_are_removed_by_name_with_their_anonymous_aggregates():
         members.remove_members(src, "page", ["units"])
     with pytest.raises(SlabconvError, match="no definition of struct slab"):
         members.remove_members(src, "slab", ["units"])
+
+
+def test_a_kernel_with_struct_slab_gets_a_verdict_per_entry(tree, tmp_path, cache):
+    """Upstream's own conversion (struct slab in mm/slab.h): an entry whose
+    effect is there is 'upstream' with the evidence, one whose file or
+    function is gone is 'not applicable', one whose rules do not fit is
+    'not applicable' and leaves nothing behind, and one that applies is
+    'applied' (a patch).  The run succeeds."""
+    from regen import upstream
+    (tree / "mm" / "slab.h").write_text("struct slab {\n\tunsigned long flags;\n};\n")
+    (tree / "mm" / "slub.c").chmod(0o644)
+    (tree / "mm" / "slub.c").write_text(SLABS.replace(
+        "static void use_b(struct kmem_cache *s, struct page *page)\n{\n\tpage->frozen = 1;",
+        "static void use_b(struct kmem_cache *s, struct slab *slab)\n{\n\tslab->frozen = 1;") +
+        "\nstatic inline unsigned int slab_order(unsigned int size)\n{\n\treturn size;\n}\n")
+    def entry(id, body):
+        return f'''
+    [[entry]]
+    id = "{id}"
+    subject = "mm/slub: {id}"
+    message = "m"{body}
+'''
+    conv = lambda fn, f="mm/slub.c": f'''
+      [[entry.step]]
+      convert = "param"
+      fn = "{fn}"
+      files = ["{f}"]
+      [[entry.expect]]
+      signature = "{fn}"
+      param = "struct slab *slab"
+      in = ["{f}"]'''
+    m = write_manifest(tmp_path / "c", entry("b", conv("use_b")) + entry("gone", conv("use_z"))
+                       + entry("slob", conv("slob_free", "mm/slob.c"))
+                       + entry("misfit", '''
+      [[entry.step]]
+      rule = "rules/rename_fn.cocci"
+      files = ["mm/slub.c"]
+      defines = { from = "caller", to = "caller2" }
+      [[entry.step]]
+      rule = "rules/calc_slab_order.cocci"
+      files = ["mm/slub.c"]
+      [[entry.step]]
+      rule = "rules/calc_slab_order.cocci"
+      files = ["mm/slub.c"]
+      [[entry.expect]]
+      defines = ["caller2"]
+      in = "mm/slub.c"''')
+                       + entry("a", conv("use_a")))
+    res = regen(tree, m, tmp_path)
+    verdicts = {v[0]: (v[2], " ".join(v[3])) for v in res.verdicts}
+    assert res.converted_at == "mm/slab.h:1"
+    assert verdicts["b"][0] == upstream.UPSTREAM and "use_b() takes 'struct slab *slab'" in verdicts["b"][1]
+    assert verdicts["gone"] == (upstream.NOT_APPLICABLE, "use_z() is not in mm/slub.c")
+    assert verdicts["slob"] == (upstream.NOT_APPLICABLE, "mm/slob.c not in this kernel")
+    assert verdicts["misfit"][0] == upstream.NOT_APPLICABLE and "changed nothing" in verdicts["misfit"][1]
+    assert verdicts["a"] == (upstream.APPLIED, "")
+    assert [e.id for e in res.entries] == ["a"]
+    text = (res.worktree.path / "mm" / "slub.c").read_text()
+    assert "caller2" not in text, "a misfit entry leaves nothing behind"
+    assert "static void use_a(struct kmem_cache *s, struct slab *slab)" in text
+    report = (tmp_path / "out" / "ENTRIES").read_text()
+    assert "upstream        mm/slub: b" in report and "1 applied, 1 upstream, 3 not applicable" in report
