@@ -70,6 +70,18 @@ SEARCH = ["mm/slab.h", "include/linux/mm_types.h", "include/linux/page-flags.h",
           "include/linux/slab_def.h", "include/linux/mm.h", "mm/kasan/kasan.h"]
 
 
+def _struct_body(src: str, name: str) -> str | None:
+    s = effects.strip_comments(src)
+    m = re.search(r"^struct %s \{" % re.escape(name), s, re.M)
+    if not m:
+        return None
+    depth, i = 1, m.end()
+    while i < len(s) and depth:
+        depth += {"{": 1, "}": -1}.get(s[i], 0)
+        i += 1
+    return s[m.end():i]
+
+
 def classify(entry: manifest.Entry, tree: Path, root: Path) -> Verdict | None:
     """The verdict before applying `entry` to `tree` (None: try to apply it)."""
     missing_files = [f for f in entry.files if not (tree / f).is_file()]
@@ -77,7 +89,7 @@ def classify(entry: manifest.Entry, tree: Path, root: Path) -> Verdict | None:
         return Verdict(NOT_APPLICABLE, [f"{', '.join(missing_files)} not in this kernel"])
     if entry.expects and all(effects.check(x, tree)[0] for x in entry.expects):
         return Verdict(UPSTREAM, [f"expected effect holds: {x.describe()}" for x in entry.expects])
-    have, gone = [], []
+    have, gone = [], [f"{f} not in this kernel" for f in missing_files]
     for st in entry.steps:
         files = [f for f in st.files if (tree / f).is_file()]
         srcs = [_text(tree, f) for f in files]
@@ -97,6 +109,14 @@ def classify(entry: manifest.Entry, tree: Path, root: Path) -> Verdict | None:
                      for n in sorted(names)}
             if names and all(found.values()):
                 have.append("already defined: " + ", ".join(f"{n} ({w})" for n, w in found.items()))
+        elif st.kind == "members":
+            src = _text(tree, st.files[0])
+            body = _struct_body(src or "", st.defines["struct"])
+            if body is not None:
+                left = [n for n in st.members if re.search(r"\b%s\b\s*[;:\[]" % n, body)]
+                if not left:
+                    have.append(f"struct {st.defines['struct']} ({st.files[0]}) has none of "
+                                f"{', '.join(st.members)}")
         elif st.kind == "rule" and st.defines.get("from") and st.defines.get("to"):
             old, new = st.defines["from"], st.defines["to"]
             if not any(old in effects.defined_names(s) for s in srcs):
