@@ -367,10 +367,18 @@ def regenerate(tree: Path, source_id: str, *, version: str, output: Path | None,
                     skipped.append((entry.id, entry.subject, v.describe()))
                     continue
                 files, secs = v.evidence, None
-            elif done is None:
-                files, secs = apply_entry(series, entry, wt), None
             else:
-                files, secs = done
+                try:
+                    if done is None:
+                        files, secs = apply_entry(series, entry, wt), None
+                    else:
+                        files, secs = done
+                except SlabconvError as e:
+                    later = dependents(series, entry.id)
+                    if later:
+                        e.args = (f"{e}\n  entries that depend on '{entry.id}' and cannot be "
+                                  f"applied without it: {', '.join(later)}",) + e.args[1:]
+                    raise
             verdicts.append((entry.id, entry.subject, upstream.APPLIED, []))
             # committed on a thread of its own, in order, from a snapshot
             fut = committer.submit(wt.commit_snapshot, commit_message(series, entry, identity),
@@ -390,6 +398,16 @@ def regenerate(tree: Path, source_id: str, *, version: str, output: Path | None,
         patches = write_series(wt, series, output, source_id, skipped, verdicts)
     return RegenResult(wt, results, time.monotonic() - t0, output, patches, skipped, verdicts,
                        converted_at)
+
+
+def dependents(series: manifest.Series, id: str) -> list[str]:
+    """The later entries that depend on entry `id`, directly or through
+    others (the manifest's `depends`)."""
+    out: list[str] = []
+    for e in series.entries:
+        if e.id != id and (id in e.depends or any(d in out for d in e.depends)):
+            out.append(e.id)
+    return out
 
 
 def _on_converted_kernel(series: manifest.Series, entry: manifest.Entry,

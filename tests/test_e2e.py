@@ -95,3 +95,40 @@ def test_a_kernel_with_upstreams_conversion_gets_a_verdict_per_entry(tmp_path):
     for id in ("split-slab", "slub-check-slab", "slab", "memcg"):
         assert status[id] == upstream.UPSTREAM, res.verdicts
     assert (tmp_path / "series" / "ENTRIES").is_file()
+
+
+def test_regen_on_a_users_branch_converts_its_local_changes(source, tmp_path):
+    """--tree: a kernel git tree on a branch of its own with local slab code
+    that uses the old API (a new line in a function the series converts, a
+    new caller of a converted function): regenerated on top of it, both are
+    converted, and the user's tree is not touched."""
+    import subprocess
+    from regen.worktree import Identity
+    from slabconv.source import resolve as resolve_tree
+    user = tmp_path / "linux"
+    subprocess.run(["cp", "-R", str(source.tree), str(user)], check=True)
+    subprocess.run(["chmod", "-R", "u+w", str(user)], check=True)
+    slub = user / "mm" / "slub.c"
+    text = slub.read_text()
+    text = text.replace("\tint max_objects;\n\n\tfp = page->freelist;\n",
+                        "\tint max_objects;\n\n\tif (page->inuse > page->objects)\n\t\treturn 0;\n"
+                        "\tfp = page->freelist;\n", 1)
+    text += ("\nstatic int __maybe_unused local_check(struct kmem_cache *s, struct page *page)\n"
+             "{\n\treturn check_slab(s, page);\n}\n")
+    slub.write_text(text)
+    git = ["git", "-C", str(user), "-c", "user.name=U", "-c", "user.email=u@example.org"]
+    subprocess.run(git + ["init", "-q", "-b", "my-branch"], check=True)
+    subprocess.run(git + ["add", "-A", "-f", "."], check=True)
+    subprocess.run(git + ["commit", "-q", "-m", "local work"], check=True)
+    before = slub.read_bytes()
+    src = resolve_tree(None, str(user))
+    res = series.regenerate(src.tree, src.source_id, version=src.version,
+                            output=tmp_path / "series", identity=Identity("T", "t@example.org"),
+                            workdir=tmp_path / "work")
+    after = (res.worktree.path / "mm" / "slub.c").read_text()
+    assert "\tif (slab->inuse > slab->objects)\n\t\treturn 0;\n" in after
+    assert "static int __maybe_unused local_check(struct kmem_cache *s, struct page *page)\n" \
+           "{\n\treturn check_slab(s, page_slab(page));\n}\n" in after
+    assert slub.read_bytes() == before
+    assert subprocess.run(git + ["status", "--porcelain"], capture_output=True,
+                          text=True).stdout == ""

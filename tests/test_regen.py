@@ -742,3 +742,18 @@ def test_a_kernel_with_struct_slab_gets_a_verdict_per_entry(tree, tmp_path, cach
     assert "static void use_a(struct kmem_cache *s, struct slab *slab)" in text
     report = (tmp_path / "out" / "ENTRIES").read_text()
     assert "upstream        mm/slub: b" in report and "1 applied, 1 upstream, 3 not applicable" in report
+
+
+def test_a_failing_entry_names_the_entries_that_depend_on_it(tree, tmp_path, cache):
+    again = RENAME.replace('id = "rename"', 'id = "again"').replace(
+        "Rename slab_order()", "Rename it again")
+    third = RENAME.replace('id = "rename"', 'id = "third"\ndepends = ["again"]').replace(
+        "Rename slab_order()", "Third")
+    fourth = RENAME.replace('id = "rename"', 'id = "fourth"\ndepends = ["third"]').replace(
+        "Rename slab_order()", "Fourth")
+    m = write_manifest(tmp_path / "cocci", RENAME + again + third + fourth)
+    with pytest.raises(SlabconvError) as e:
+        regen(tree, m, tmp_path)
+    msg = str(e.value)
+    assert "entry 'again'" in msg and "changed nothing" in msg
+    assert "entries that depend on 'again' and cannot be applied without it: third, fourth" in msg
