@@ -63,6 +63,8 @@ class Source:
     entries: list[str] = field(default_factory=list)    # manifest entries that name it
     code_refs: list[str] = field(default_factory=list)  # Python files that name it
     patches: list[P.Patch] = field(default_factory=list)
+    body: list[str] = field(default_factory=list)       # a template's lines, as inserted
+    carries: set = field(default_factory=set)           # (patch, file, hunk index) with its text
 
     @property
     def anchor(self) -> str:
@@ -130,6 +132,31 @@ def rule_header(text: str) -> tuple[str, str, str, str]:
     return title, "\n".join(desc), " ".join(conf), " ".join(opts)
 
 
+def template_body(text: str) -> list[str]:
+    """A template's lines as regen/template.py inserts them (without its
+    header comment), stripped, the ones long enough to be telling."""
+    m = re.match(r"\s*/\*.*?\*/\n?", text, re.S)
+    body = text[m.end():] if m else text
+    return [ln.strip() for ln in body.splitlines() if len(ln.strip()) > 3]
+
+
+def carrying_hunks(s: Source) -> set:
+    """The hunks of s's patches whose added lines are mostly the template's
+    text: these hunks are the template's own, whatever else made the patch."""
+    own = set(s.body)
+    out = set()
+    if not own:
+        return out
+    for p in s.patches:
+        for f, h in p.hunks:
+            added = [ln[1:].strip() for ln in h.lines
+                     if ln.startswith("+") and len(ln[1:].strip()) > 3]
+            k = sum(1 for a in added if a in own)
+            if added and k >= 2 and k * 2 >= len(added):
+                out.add((p.number, f.path, h.index))
+    return out
+
+
 def template_header(text: str) -> tuple[str, str]:
     """A template's first comment: (title, description)."""
     m = re.match(r"\s*/\*(.*?)\*/", text, re.S)
@@ -185,6 +212,7 @@ def collect_sources(cocci: Path, repo: Path, series_patches: list[P.Patch],
         key = f"cocci/templates/{f.name}"
         s = Source(key, "template", f.name)
         s.title, s.description = template_header(f.read_text(errors="replace"))
+        s.body = template_body(f.read_text(errors="replace"))
         s.confidence = "not stated: a template is C inserted as written (its why says why)"
         srcs[key] = s
     mp = repo / MEMBERS
@@ -210,6 +238,9 @@ def collect_sources(cocci: Path, repo: Path, series_patches: list[P.Patch],
                         if st.why and st.why not in srcs[key].why and key == (
                                 MEMBERS if st.kind == "members" else f"cocci/{st.path}"):
                             srcs[key].why.append(st.why)
+    for s in srcs.values():
+        if s.kind == "template":
+            s.carries = carrying_hunks(s)
     order = {"rule": 0, "template": 1, "members": 2}
     return sorted(srcs.values(), key=lambda s: (order.get(s.kind, 3),
                                                 s.patches[0].number if s.patches else 10**6,
@@ -595,19 +626,27 @@ def _html_rules(rv: Review, w) -> None:
     w('<table><tr><th>rule / template</th><th>kind</th><th>confidence</th><th>tests</th>'
       '<th>patches</th><th>alone</th><th>hunks</th><th>files (hunks)</th></tr>')
     for s in rv.sources:
-        bf = s.by_file()
-        files = ", ".join(f"{_e(f)} ({sum(len(fd.hunks) for _, fd in v)})" for f, v in bf.items())
+        bf = sorted(s.by_file().items(), key=lambda kv: -sum(len(fd.hunks) for _, fd in kv[1]))
+        files = ", ".join(f"{_e(f)} ({sum(len(fd.hunks) for _, fd in v)})" for f, v in bf[:4])
+        if len(bf) > 4:
+            files += f" and {len(bf) - 4} more"
         w(f'<tr><td><a href="#{s.anchor}">{_e(s.key)}</a>'
           f'{"" if s.exists else " <em>(file gone)</em>"}</td><td>{_e(s.kind)}</td>'
           f'<td>{_e(s.confidence_word or "-")}</td>'
           f'<td class="n">{"-" if s.tests is None else s.tests}</td>'
           f'<td class="n">{len(s.patches)}</td><td class="n">{len(s.alone)}</td>'
-          f'<td class="n">{s.hunks}</td>'
+          f'<td class="n">{s.hunks}{_carries_note(s)}</td>'
           f'<td class="small">{files or _e(_unused_why(s))}</td></tr>')
     w('</table>')
     for s in rv.sources:
         _html_source(rv, s, w)
     w('</section>')
+
+
+def _carries_note(s: Source) -> str:
+    if s.kind != "template" or not s.patches:
+        return ""
+    return f' <span class="small">({len(s.carries)} with its text)</span>'
 
 
 def _unused_why(s: Source) -> str:
@@ -645,6 +684,10 @@ def _html_source(rv: Review, s: Source, w) -> None:
     if not s.patches:
         w(f'<p class="nr">{_e(_unused_why(s))}.</p></details>')
         return
+    if s.kind == "template":
+        w(f'<p>{_n(len(s.carries), "hunk")} of the {_n(s.hunks, "hunk")} of its patches carry '
+          f'the template\'s text (found by content: most of the lines the hunk adds are '
+          f'lines of the template); marked below.</p>')
     w(f'<h3>Patches ({len(s.patches)}; alone in {len(s.alone)})</h3><ul>')
     for p in s.patches:
         others = [x for x in p.sources if x != s.key]
@@ -665,6 +708,11 @@ def _html_source(rv: Review, s: Source, w) -> None:
               f'{_n(len(fd.hunks), "hunk")}'
               + (" &middot; shared with " + ", ".join(_e(_short(x)) for x in others)
                  if others else " &middot; this rule alone") + '</div>')
+            if s.kind == "template":
+                mine = [h for h in fd.hunks if (p.number, path, h.index) in s.carries]
+                if mine:
+                    w(f'<div class="hunkcap">carrying the template\'s text: hunk '
+                      + ", ".join(str(h.index) for h in mine) + '</div>')
             w(_diff_html(fd.hunks))
         w('</details>')
     w('</details>')
@@ -966,6 +1014,9 @@ def render_text(rv: Review) -> str:
         if not s.patches:
             w(f"  {_unused_why(s)}")
             continue
+        if s.kind == "template":
+            w(f"  {len(s.carries)} of the {s.hunks} hunks of its patches carry its text: "
+              + ", ".join(f"{n:04d} {f} #{i}" for n, f, i in sorted(s.carries)))
         w(f"  patches ({len(s.patches)}, alone in {len(s.alone)}): "
           + " ".join(p.tag + ("*" if p.sources == [s.key] else "") for p in s.patches))
         for path, items in s.by_file().items():
