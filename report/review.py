@@ -882,6 +882,7 @@ def _html_residue(rv: Review, w) -> None:
     w(_found_head(f))
     if f is not None and f.status == R.THIS:
         d = f.data
+        w(f'<p>Files checked: {_e(", ".join(d.get("files") or []) or "?")}.</p>')
         w('<table><tr><th>file</th><th>uses</th><th>allowed</th><th>NOT allowed</th></tr>')
         for path, u, a, n in residue_counts(d):
             w(f'<tr><td><code>{_e(path)}</code></td><td class="n">{u}</td><td class="n">{a}</td>'
@@ -1102,6 +1103,7 @@ def render_text(rv: Review) -> str:
         w(f"not run ({'the cache has no such result' if f is None else f.note})")
     else:
         w(_wrap(f"({f.how}; {f.recorded}; {f.path})"))
+        w(_wrap("files checked: " + (", ".join(f.data.get("files") or []) or "?")))
         for path, u, a, n in residue_counts(f.data):
             w(f"  {path}: {u} uses, {a} allowed, {n} NOT allowed")
         for x in (f.data.get("not_allowed") or [])[:50]:
