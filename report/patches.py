@@ -74,6 +74,12 @@ class Patch:
     files: list[FileDiff]
     author: str = ""
     date: str = ""
+    # file -> the sources that could have changed it (the manifest's steps
+    # that name the file); a file not in it: every source of the patch
+    file_sources: dict = field(default_factory=dict)
+
+    def sources_of(self, path: str) -> list[str]:
+        return self.file_sources.get(path, self.sources)
 
     @property
     def added(self) -> int:

@@ -14,11 +14,16 @@ and review.txt (the same without the hunks' text) into DIR (default
 $SLABCONV_CACHE/review/<version>/).
 
 Attribution: the commit message of each patch names the rule files and
-templates it was made by (the `Generated-by: slabconv (...)` trailer).  A
-patch made by several of them (a conversion is slab_param + slab_callers
-+ slab_fold in one spatch run) attributes all its hunks to each: the
-hunks of a rule are the hunks of the patches that used it, and a rule's
-section says which of those patches it made alone.
+templates it was made by (the `Generated-by: slabconv (...)` trailer); the
+manifest says which files each of its steps works on (spatch runs on a
+step's files only, a template goes into one file).  The hunks of a patch
+in a file are attributed to each source of the patch whose steps name
+that file; where several could have changed the file (a conversion is
+slab_param + slab_callers + slab_fold in one spatch run over the same
+files) each counts the hunk, and "own" counts the hunks only one of them
+could have made (for a template, also the hunks that carry its text).
+When the manifest's steps no longer match a patch's trailer, all its
+hunks are attributed to every source it names.
 """
 from __future__ import annotations
 
@@ -70,19 +75,29 @@ class Source:
     def anchor(self) -> str:
         return "src-" + re.sub(r"[^A-Za-z0-9]+", "-", self.key).strip("-")
 
-    @property
-    def alone(self) -> list[P.Patch]:
-        return [p for p in self.patches if p.sources == [self.key]]
+    def items(self) -> list[tuple[P.Patch, P.FileDiff]]:
+        """(patch, file diff) of its patches, in the files it could change."""
+        return [(p, f) for p in self.patches for f in p.files if self.key in p.sources_of(f.path)]
 
     @property
     def hunks(self) -> int:
-        return sum(len(p.hunks) for p in self.patches)
+        return sum(len(f.hunks) for _, f in self.items())
+
+    def own(self) -> set:
+        """(patch, file, hunk index) of the hunks no other source could
+        have made, and, for a template, the hunks that carry its text."""
+        out = {(p.number, f.path, h.index) for p, f in self.items()
+               if p.sources_of(f.path) == [self.key] for h in f.hunks}
+        return out | self.carries
+
+    @property
+    def own_hunks(self) -> int:
+        return len(self.own())
 
     def by_file(self) -> dict[str, list[tuple[P.Patch, P.FileDiff]]]:
         out: dict[str, list[tuple[P.Patch, P.FileDiff]]] = {}
-        for p in self.patches:
-            for f in p.files:
-                out.setdefault(f.path, []).append((p, f))
+        for p, f in self.items():
+            out.setdefault(f.path, []).append((p, f))
         return dict(sorted(out.items()))
 
     @property
@@ -147,8 +162,8 @@ def carrying_hunks(s: Source) -> set:
     out = set()
     if not own:
         return out
-    for p in s.patches:
-        for f, h in p.hunks:
+    for p, f in s.items():
+        for h in f.hunks:
             added = [ln[1:].strip() for ln in h.lines
                      if ln.startswith("+") and len(ln[1:].strip()) > 3]
             k = sum(1 for a in added if a in own)
@@ -290,7 +305,7 @@ class Review:
                 d["hunks"] += len(f.hunks)
                 d["added"] += f.added
                 d["removed"] += f.removed
-                for s in p.sources:
+                for s in p.sources_of(f.path):
                     d["by_source"][s] += len(f.hunks)
         return dict(sorted(out.items()))
 
@@ -348,6 +363,21 @@ def build(version: str, series_dir: Path | None = None, *, cocci: Path | None = 
                         want.append(k)
             if want != p.sources:
                 mismatches[p.number] = want
+                continue
+            step_files: dict[str, list[str]] = {}
+            for st in e.steps:
+                for item in st.source.split(", "):
+                    k = P.source_key(item)[0]
+                    for f in st.files:
+                        if k not in step_files.setdefault(f, []):
+                            step_files[f].append(k)
+            for f in p.files:
+                if f.path in step_files:
+                    p.file_sources[f.path] = [k for k in p.sources if k in step_files[f.path]]
+                else:
+                    notes.append(f"patch {p.tag} changes {f.path}, which no step of entry "
+                                 f"'{e.id}' names: its hunks there are attributed to every "
+                                 f"source of the patch")
         cover_subjects = {s for s, _ in cover.skipped}
         for e in man.entries:
             if e.skip:
@@ -445,12 +475,15 @@ def status_of(f: R.Found | None, ok_key: str = "ok") -> str:
 
 
 def attribution_note() -> str:
-    return ("A patch's hunks are attributed to every rule file and template named in its "
-            "Generated-by trailer: when several made one patch (a conversion runs "
-            "slab_param, slab_callers and slab_fold in one spatch run), the page cannot "
-            "say which of them wrote which line, and each rule's hunk count includes the "
-            "hunks of the patches it shared.  \"alone\" counts the patches a rule made by "
-            "itself; those hunks are its own.")
+    return ("A patch's hunks in a file are attributed to the rule files and templates named "
+            "in its Generated-by trailer whose manifest steps name that file (spatch runs on "
+            "a step's files only; a template goes into one file).  When several could have "
+            "changed the same file (a conversion runs slab_param, slab_callers and slab_fold "
+            "over the same files in one spatch run), the page cannot say which of them wrote "
+            "which line: each of them counts the hunk.  \"own\" counts the hunks only one "
+            "of them could have made (for a template, also the hunks that carry its text).  "
+            "Where the manifest's steps no longer match a patch's trailer, its hunks are "
+            "attributed to every source it names.")
 
 
 def provenance_note() -> str:
@@ -624,7 +657,7 @@ def _html_rules(rv: Review, w) -> None:
     _sec(w, "rules")
     w(f'<p>{_e(attribution_note())}</p>')
     w('<table><tr><th>rule / template</th><th>kind</th><th>confidence</th><th>tests</th>'
-      '<th>patches</th><th>alone</th><th>hunks</th><th>files (hunks)</th></tr>')
+      '<th>patches</th><th>hunks</th><th>own</th><th>files (hunks)</th></tr>')
     for s in rv.sources:
         bf = sorted(s.by_file().items(), key=lambda kv: -sum(len(fd.hunks) for _, fd in kv[1]))
         files = ", ".join(f"{_e(f)} ({sum(len(fd.hunks) for _, fd in v)})" for f, v in bf[:4])
@@ -634,8 +667,8 @@ def _html_rules(rv: Review, w) -> None:
           f'{"" if s.exists else " <em>(file gone)</em>"}</td><td>{_e(s.kind)}</td>'
           f'<td>{_e(s.confidence_word or "-")}</td>'
           f'<td class="n">{"-" if s.tests is None else s.tests}</td>'
-          f'<td class="n">{len(s.patches)}</td><td class="n">{len(s.alone)}</td>'
-          f'<td class="n">{s.hunks}{_carries_note(s)}</td>'
+          f'<td class="n">{len(s.patches)}</td><td class="n">{s.hunks}</td>'
+          f'<td class="n">{s.own_hunks}{_carries_note(s)}</td>'
           f'<td class="small">{files or _e(_unused_why(s))}</td></tr>')
     w('</table>')
     for s in rv.sources:
@@ -688,11 +721,12 @@ def _html_source(rv: Review, s: Source, w) -> None:
         w(f'<p>{_n(len(s.carries), "hunk")} of the {_n(s.hunks, "hunk")} of its patches carry '
           f'the template\'s text (found by content: most of the lines the hunk adds are '
           f'lines of the template); marked below.</p>')
-    w(f'<h3>Patches ({len(s.patches)}; alone in {len(s.alone)})</h3><ul>')
+    w(f'<p>{_n(s.hunks, "hunk")} in the files it could change, {s.own_hunks} of them its own.</p>')
+    w(f'<h3>Patches ({len(s.patches)})</h3><ul>')
     for p in s.patches:
         others = [x for x in p.sources if x != s.key]
         w(f'<li>{_patch_link(p)} {_e(p.subject)} '
-          + ('<span class="small">(alone)</span>' if not others else
+          + ('<span class="small">(made by it alone)</span>' if not others else
              '<span class="small">with ' + " ".join(_src_link(rv, x) for x in others)
              + '</span>') + '</li>')
     w('</ul><h3>Hunks by file</h3>')
@@ -703,11 +737,12 @@ def _html_source(rv: Review, s: Source, w) -> None:
         w(f'<details><summary><code>{_e(path)}</code> &mdash; {_n(n, "hunk")} in '
           f'{_n(len(items), "patch", "patches")}, +{a} &minus;{r}</summary>')
         for p, fd in items:
-            others = [x for x in p.sources if x != s.key]
+            others = [x for x in p.sources_of(path) if x != s.key]
             w(f'<div class="hunkcap">{_patch_link(p)} {_e(p.subject)} &middot; '
               f'{_n(len(fd.hunks), "hunk")}'
-              + (" &middot; shared with " + ", ".join(_e(_short(x)) for x in others)
-                 if others else " &middot; this rule alone") + '</div>')
+              + (" &middot; in this file also from " + ", ".join(_e(_short(x)) for x in others)
+                 if others else f" &middot; its own (no other {'source' if s.kind != 'rule' else 'rule'}"
+                                f" of the patch works on this file)") + '</div>')
             if s.kind == "template":
                 mine = [h for h in fd.hunks if (p.number, path, h.index) in s.carries]
                 if mine:
@@ -754,11 +789,13 @@ def _html_patches(rv: Review, w) -> None:
               + " ".join(_src_link(rv, k) for k in rv.mismatches[p.number]) + '</td></tr>')
         w('</table>')
         w(f'<pre class="doc">{_e(p.message)}</pre>')
-        w('<table><tr><th>file</th><th>hunks</th><th>+</th><th>&minus;</th></tr>')
+        w('<table><tr><th>file</th><th>hunks</th><th>+</th><th>&minus;</th>'
+          '<th>attributed to</th></tr>')
         for f in p.files:
             w(f'<tr><td><code>{_e(f.path)}</code>{"" if f.status == "modified" else " (" + _e(f.status) + ")"}'
               f'</td><td class="n">{len(f.hunks)}</td><td class="n">{f.added}</td>'
-              f'<td class="n">{f.removed}</td></tr>')
+              f'<td class="n">{f.removed}</td><td>'
+              + " ".join(_src_link(rv, k) for k in p.sources_of(f.path)) + '</td></tr>')
         w('</table>')
         for f in p.files:
             w(f'<details><summary><code>{_e(f.path)}</code> +{f.added} &minus;{f.removed}'
@@ -998,11 +1035,11 @@ def render_text(rv: Review) -> str:
     w(_wrap(attribution_note()))
     w("")
     width = max(len(s.key) for s in rv.sources) if rv.sources else 10
-    w(f"{'rule / template':{width}}  {'kind':8} {'conf.':9} tests patches alone hunks")
+    w(f"{'rule / template':{width}}  {'kind':8} {'conf.':9} tests patches hunks   own")
     for s in rv.sources:
         w(f"{s.key:{width}}  {s.kind:8} {(s.confidence_word or '-'):9} "
-          f"{'-' if s.tests is None else s.tests:>5} {len(s.patches):>7} {len(s.alone):>5} "
-          f"{s.hunks:>5}")
+          f"{'-' if s.tests is None else s.tests:>5} {len(s.patches):>7} {s.hunks:>5} "
+          f"{s.own_hunks:>5}")
     for s in rv.sources:
         w("")
         w(f"{s.key} [{s.kind}]{'' if s.exists else ' (file gone)'}")
@@ -1018,13 +1055,12 @@ def render_text(rv: Review) -> str:
         if s.kind == "template":
             w(f"  {len(s.carries)} of the {s.hunks} hunks of its patches carry its text: "
               + ", ".join(f"{n:04d} {f} #{i}" for n, f, i in sorted(s.carries)))
-        w(f"  patches ({len(s.patches)}, alone in {len(s.alone)}): "
-          + " ".join(p.tag + ("*" if p.sources == [s.key] else "") for p in s.patches))
+        w(f"  patches ({len(s.patches)}): " + " ".join(p.tag for p in s.patches))
+        own = s.own()
         for path, items in s.by_file().items():
             n = sum(len(fd.hunks) for _, fd in items)
-            w(f"  {path}: {_n(n, 'hunk')} in {_n(len(items), 'patch', 'patches')}")
-    w("")
-    w("(* = the patch was made by this rule alone)")
+            mine = sum(1 for p, fd in items for h in fd.hunks if (p.number, path, h.index) in own)
+            w(f"  {path}: {_n(n, 'hunk')} in {_n(len(items), 'patch', 'patches')}, {mine} own")
 
     head("files")
     fl = rv.files
@@ -1044,7 +1080,9 @@ def render_text(rv: Review) -> str:
             w("     manifest now: " + ", ".join(_short(k) for k in rv.mismatches[p.number]))
         for f in p.files:
             w(f"     {f.path}  +{f.added} -{f.removed}  {_n(len(f.hunks), 'hunk')}"
-              + ("" if f.status == "modified" else f" ({f.status})"))
+              + ("" if f.status == "modified" else f" ({f.status})")
+              + ("" if p.sources_of(f.path) == p.sources else
+                 "  [" + ", ".join(_short(k) for k in p.sources_of(f.path)) + "]"))
             for h in f.hunks:
                 w(f"       @@ -{h.old_start},{h.old_len} +{h.new_start},{h.new_len} @@ "
                   f"{h.context}  (+{h.added} -{h.removed})")

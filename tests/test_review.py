@@ -299,31 +299,44 @@ def test_attribution_per_rule_and_file(world, tmp_path):
     rv = _build(world, tmp_path / "cache")
     by = {s.key: s for s in rv.sources}
     alpha, beta = by["cocci/rules/alpha.cocci"], by["cocci/rules/beta.cocci"]
+    t = by["cocci/templates/tmpl.h"]
     assert [p.number for p in alpha.patches] == [1, 2]
-    assert [p.number for p in alpha.alone] == [1]
-    assert alpha.hunks == 2 + 3          # patch 1's two hunks, patch 2's three
+    # patch 2: the manifest's steps say alpha and beta work on mm/a.c, the
+    # template goes into include/b.h; no step names include/new.h, so its
+    # hunk is attributed to every source of the patch (and said so)
+    p2 = rv.patches[1]
+    assert p2.sources_of("mm/a.c") == ["cocci/rules/alpha.cocci", "cocci/rules/beta.cocci"]
+    assert p2.sources_of("include/b.h") == ["cocci/templates/tmpl.h"]
+    assert p2.sources_of("include/new.h") == p2.sources
+    assert any("include/new.h, which no step of entry 'two' names" in n for n in rv.notes)
+    assert alpha.hunks == 2 + 1 + 1          # patch 1's two, patch 2's mm/a.c and new.h
     assert {f: sum(len(fd.hunks) for _, fd in v) for f, v in alpha.by_file().items()} == {
-        "mm/a.c": 3, "include/b.h": 1, "include/new.h": 1}
-    assert [p.number for p in beta.patches] == [2] and beta.alone == [] and beta.hunks == 3
+        "mm/a.c": 3, "include/new.h": 1}
+    assert alpha.own() == {(1, "mm/a.c", 1), (1, "mm/a.c", 2)}      # patch 1 is alpha's alone
+    assert [p.number for p in beta.patches] == [2] and beta.hunks == 2 and beta.own_hunks == 0
     assert alpha.tests == 2 and beta.tests == 0
     assert alpha.confidence_word == "High" and beta.confidence_word == "Moderate"
     # a rule used by no patch says who uses it
     assert by["cocci/rules/report_only.cocci"].patches == []
     assert by["cocci/rules/report_only.cocci"].code_refs == ["verify/uses.py"]
-    # the template: its patch, its why, and the hunk that carries its text
-    t = by["cocci/templates/tmpl.h"]
+    # the template: its patch, its why, the hunk that carries its text (its own)
     assert [p.number for p in t.patches] == [2] and t.why == ["macros are not SmPL"]
-    assert t.carries == {(2, "include/b.h", 1)}
+    assert t.carries == {(2, "include/b.h", 1)} and t.own() == {(2, "include/b.h", 1)}
+    assert t.hunks == 2
     m = by["regen/members.py"]
     assert [p.number for p in m.patches] == [3] and m.why == ["nested members"]
     assert m.title == "Remove named members."
-    # a trailer naming a file that is gone is still listed, as gone
+    # a trailer naming a file that is gone is still listed, as gone; patch 3's
+    # trailer differs from the manifest, so its hunks go to every source it names
     assert by["cocci/rules/old_rule.cocci"].exists is False
+    assert by["cocci/rules/old_rule.cocci"].hunks == 1 and m.hunks == 1
     files = rv.files
     assert files["mm/a.c"]["hunks"] == 3 and len(files["mm/a.c"]["patches"]) == 2
     assert files["mm/a.c"]["by_source"] == {"cocci/rules/alpha.cocci": 3,
-                                            "cocci/rules/beta.cocci": 1,
-                                            "cocci/templates/tmpl.h": 1}
+                                            "cocci/rules/beta.cocci": 1}
+    assert files["include/b.h"]["by_source"] == {"cocci/templates/tmpl.h": 1,
+                                                 "regen/members.py": 1,
+                                                 "cocci/rules/old_rule.cocci": 1}
     assert files["include/b.h"]["added"] == 3 and files["include/b.h"]["removed"] == 1
 
 
@@ -520,7 +533,7 @@ def test_html_is_balanced_escaped_and_complete(world, tmp_path):
     for s in rv.sources:
         assert s.anchor in c.ids and s.key in page
     assert "http://" not in page and "https://" not in page      # nothing from the network
-    assert "attributed to every rule file and template" in page
+    assert review._e(review.attribution_note()) in page
 
 
 def test_text_has_every_section_rule_and_patch(world, tmp_path):
