@@ -570,3 +570,29 @@ def test_missing_series_is_a_usage_error(tmp_path):
     with pytest.raises(SlabconvError) as e:
         review.build("5.10", tmp_path / "none")
     assert e.value.exit_code == 2
+
+
+def test_a_kernel_with_struct_slab_already_entries_verdicts(world, tmp_path):
+    """regen on a converted kernel may write no patch, only ENTRIES: the
+    review lists each entry's verdict and the entries with no patch."""
+    from regen.series import entries_report
+    repo, cocci, _ = world
+    series = tmp_path / "converted"
+    series.mkdir()
+    (series / "ENTRIES").write_text(entries_report([
+        ("one", "mm: First", "upstream", ["expected effect holds: a match for /z/ in mm/a.c"]),
+        ("two", "mm: Second", "not applicable", ["mm/a.c not in this kernel"]),
+        ("three", SUBJ3, "upstream", ["the struct has no member gone"])]))
+    (series / "SOURCE").write_text("source: linux-source-6.1_6.1.1-1\n")
+    rv = review.build("6.1", series, cocci=cocci, repo=repo, cache=tmp_path / "cache")
+    assert rv.patches == [] and rv.results == {}
+    got = {s.id: (s.verdict, s.reason) for s in rv.skipped}
+    assert got["one"] == ("upstream", "expected effect holds: a match for /z/ in mm/a.c")
+    assert got["two"] == ("not applicable", "mm/a.c not in this kernel")
+    assert got["gone"] == ("", "the function came later")
+    assert not any("has no patch" in n for n in rv.notes)
+    c = _Checker()
+    c.feed(review.render_html(rv))
+    assert c.errors == [] and c.articles == 0
+    text = review.render_text(rv)
+    assert "Per-entry verdicts (ENTRIES):" in text and "not applicable  mm: Second" in text
