@@ -62,6 +62,18 @@ def record(version: str, name: str, stamp: dict, data: dict) -> Path | None:
         return None
 
 
+def record_boot(version: str, stamp: dict, config: str, res, run_dir: Path) -> Path | None:
+    """Record a boot run (boot.BootResult and its run directory's summary.json)."""
+    data: dict = {}
+    try:
+        data = json.loads((Path(run_dir) / "summary.json").read_text())
+    except (OSError, ValueError):
+        pass
+    data.update(passed=bool(res.passed), seconds=round(float(res.seconds), 2),
+                run_dir=str(run_dir), ktap=str(res.ktap or ""))
+    return record(version, f"boot-{config}", stamp, data)
+
+
 def series_stamp(patches, source_id: str) -> dict:
     return {"series": series_id(patches), "patches": len(list(patches)), "source": source_id}
 

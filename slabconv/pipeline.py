@@ -236,14 +236,9 @@ def boot_config(vr, run_name: str):
     res = boot.run(b.image, vr.patched_out, vr.patched_src, out, slub_debug=slub_debug)
     print(f"[{vr.config}] " + res.summary())
     rec = getattr(vr, "series_record", None)
-    if rec is not None:
+    if rec is not None:                  # the series verify built (record_verify)
         from report import results as recorded
-        data = {}
-        if (out / "summary.json").is_file():
-            data = json.loads((out / "summary.json").read_text())
-        data.update(passed=res.passed, seconds=round(res.seconds, 2), run_dir=str(out),
-                    ktap=res.ktap)
-        recorded.record(rec[0], f"boot-{vr.config}", rec[1], data)
+        recorded.record_boot(rec[0], rec[1], vr.config, res, out)
     return res
 
 

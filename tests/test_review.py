@@ -494,6 +494,40 @@ def test_pipeline_records_verify_and_boot_for_the_series(world, tmp_path, monkey
     assert r.series_record[1]["series"] == rv.series_id
 
 
+def test_pipeline_records_a_boot_of_a_verified_build(world, tmp_path, monkeypatch):
+    import boot
+    from slabconv import pipeline
+    monkeypatch.setenv("SLABCONV_CACHE", str(tmp_path / "cache"))
+    rv = _build(world, tmp_path / "cache")
+
+    class Res:
+        passed, seconds, ktap = True, 4.2, "KTAP version 1\n1..1\nok 1 x\n"
+
+        def summary(self):
+            return "boot: PASS"
+
+    def fake_run(image, build_dir, src_dir, out, **kw):
+        (out / "summary.json").write_text(json.dumps({
+            "passed": True, "accel": "tcg", "counts": {"total": 1, "passed": 1}}))
+        return Res()
+
+    monkeypatch.setattr(boot, "run", fake_run)
+
+    class VR:
+        config = "slab"
+        patched = type("B", (), {"image": "bzImage"})()
+        patched_out = patched_src = tmp_path
+        series_record = ("5.10", _stamp(rv))
+
+    pipeline.boot_config(VR(), "patched-slab")
+    pipeline.boot_config(type("Unrecorded", (VR,), {"series_record": None, "config": "slob"})(),
+                         "patched-slob")
+    rv = _build(world, tmp_path / "cache")
+    f = rv.results["boot-slab"]
+    assert f.status == R.THIS and f.data["accel"] == "tcg" and f.data["ktap"] == Res.ktap
+    assert "boot-slob" not in rv.results       # a boot of no recorded build: nothing
+
+
 # -------------------------------------------------------------- rendering
 
 class _Checker(HTMLParser):
