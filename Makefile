@@ -6,16 +6,19 @@
 #   SLABCONV_CACHE    where trees, builds and logs go (default ~/.cache/slabconv)
 #   CONFIG=<a,b>      kernel configs to build and boot (verify/configs; default slub,slab,slob)
 #   STRICT=1          `make residue` fails when a use of struct page is not allowed
+#   OUTPUT=<dir>      where `make review` writes review.html and review.txt
+#                     (default $SLABCONV_CACHE/review/KERNEL/)
 
 KERNEL ?= 5.10
 TREE ?=
 CONFIG ?=
+OUTPUT ?=
 PY := /usr/bin/python3
 SLABCONV := $(PY) -m slabconv
 SRC_ARGS := --kernel $(KERNEL) $(if $(TREE),--tree $(TREE))
 CFG_ARGS := $(if $(CONFIG),--config $(CONFIG))
 
-.PHONY: all help deps fetch regen verify residue boot bench test test-fast
+.PHONY: all help deps fetch regen verify residue boot bench review test test-fast
 
 all: deps ## regen, verify and boot on KERNEL (the main job)
 	$(SLABCONV) all $(SRC_ARGS) $(CFG_ARGS)
@@ -43,6 +46,9 @@ boot: deps ## build and boot each allocator's patched kernel in QEMU; in-guest t
 
 bench: deps ## time regeneration (whole and per entry), build and boot
 	$(SLABCONV) bench $(SRC_ARGS)
+
+review: deps ## the review report (HTML + text): each rule beside its hunks, skipped entries, last results
+	$(SLABCONV) review $(SRC_ARGS) $(if $(OUTPUT),--output $(OUTPUT))
 
 test: deps ## the test suite: rule tests, unit tests, end-to-end on 5.10
 	$(PY) -m pytest -ra tests

@@ -4,7 +4,8 @@
 set -eu
 
 PACKAGES="coccinelle sparse qemu-system-x86 gcc make bc flex bison libelf-dev libssl-dev
-cpio busybox-static python3 python3-pytest rsync ccache git xz-utils perl"
+cpio busybox-static python3 python3-pytest rsync ccache git xz-utils perl
+chromium python3-pil"
 
 missing=""
 for p in $PACKAGES; do

@@ -1,4 +1,4 @@
-"""The slabconv command line: fetch, regen, verify, residue, boot, bench, all."""
+"""The slabconv command line: fetch, regen, verify, residue, boot, bench, all, review."""
 from __future__ import annotations
 
 import argparse
@@ -80,6 +80,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     from . import pipeline
     pipeline.add_commands(sub, _common)
+
+    from report import review
+    review.add_command(sub)
     return ap
 
 

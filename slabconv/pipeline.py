@@ -115,7 +115,24 @@ def verify_applied(ap: Applied, config=DEFAULT_CONFIGS, bisect_configs=DEFAULT_B
             print(f"  NOT allowed: {f.file}:{f.line} {f.function} {f.kind} {f.text}")
     if r.others:
         print("verify: " + "; ".join(f"{x.config} {'ok' if x.ok else 'FAILED'}" for x in results))
+    record_verify(ap, results, r)
     return r
+
+
+def record_verify(ap: Applied, results, r) -> None:
+    """Record the results for `slabconv review`, tied to the series applied
+    (report/results.py); boot_config() records its runs the same way."""
+    from report import results as recorded
+    stamp = recorded.series_stamp(ap.patches, ap.src.source_id)
+    for x in results:
+        x.series_record = (ap.src.version, stamp)
+        recorded.record(ap.src.version, f"verify-{x.config}", stamp, x.to_dict())
+    if r.bisect is not None:
+        recorded.record(ap.src.version, "bisect", stamp, r.bisect.to_dict())
+    if r.residue is not None:
+        recorded.record(ap.src.version, "residue", stamp, r.residue.to_dict())
+    if r.field_users is not None:
+        recorded.record(ap.src.version, "field-users", stamp, r.field_users)
 
 
 def field_users_check(ap: Applied, results) -> dict | None:
@@ -187,6 +204,9 @@ def cmd_residue(args) -> int:
     src = _src(args)
     ap = apply_series(src, series_dir(src, args.output))
     rr = residue.check(ap.tree, args.files, all_files=args.all, allowlist=args.allowlist)
+    from report import results as recorded
+    recorded.record(src.version, "residue", recorded.series_stamp(ap.patches, src.source_id),
+                    rr.to_dict())
     return residue.report(rr, args)
 
 
@@ -215,6 +235,10 @@ def boot_config(vr, run_name: str):
     slub_debug = boot.DEFAULT_SLUB_DEBUG if vr.config in SLUB_CONFIGS else None
     res = boot.run(b.image, vr.patched_out, vr.patched_src, out, slub_debug=slub_debug)
     print(f"[{vr.config}] " + res.summary())
+    rec = getattr(vr, "series_record", None)
+    if rec is not None:                  # the series verify built (record_verify)
+        from report import results as recorded
+        recorded.record_boot(rec[0], rec[1], vr.config, res, out)
     return res
 
 
