@@ -18,7 +18,11 @@
 #   4 sysfs_slab_caches      kmalloc and module caches in /sys/kernel/slab
 #                            (SKIP: SLUB only)
 #   5 memcg_slab_accounting  SLAB_ACCOUNT objects held by the module are
-#                            charged to the memcg insmod ran in (SKIP: no
+#                            charged to the memcg insmod ran in: its
+#                            memory.stat slab_unreclaimable and slab lines
+#                            rose by at least half of what is held, and drop
+#                            by at least half of it when the module frees
+#                            them (parameters/release) (SKIP: no
 #                            CONFIG_MEMCG_KMEM, as with SLOB)
 #   6 module_unload          rmmod destroys the module's caches cleanly (no
 #                            slab report newer than those of test 2)
@@ -30,7 +34,9 @@
 # Kernel command line knobs (read from /proc/cmdline):
 #   slabconv.inject=X      passed to the module: warn plants a WARNING,
 #                          fail makes module case 1 fail, redzone plants a
-#                          red zone overwrite that test 2 must report
+#                          red zone overwrite that test 2 must report,
+#                          noaccount / nofree make test 5 fail (nothing
+#                          charged / nothing uncharged)
 #   slabconv.mode=probe    print "slabconv-init: probe ok" and reboot at once
 # Ends with "# slabconv: end" on the KTAP channel, then reboot -f (QEMU runs
 # with -no-reboot, so the guest reset ends QEMU).
@@ -93,6 +99,16 @@ if mount -t cgroup2 none /sys/fs/cgroup 2>/dev/null &&
    mkdir /sys/fs/cgroup/slabconv 2>/dev/null &&
    echo $$ > /sys/fs/cgroup/slabconv/cgroup.procs 2>/dev/null; then
 	CG=/sys/fs/cgroup/slabconv
+fi
+
+# A line of the slabconv cgroup's memory.stat ($1: slab_unreclaimable, slab).
+memstat() {
+	sed -n "s/^$1 \([0-9][0-9]*\)\$/\1/p" "$CG/memory.stat" 2>/dev/null
+}
+# Before the module allocates anything.
+if [ -n "$CG" ]; then
+	U0=$(memstat slab_unreclaimable)
+	S0=$(memstat slab)
 fi
 
 # Slab reports in dmesg after the first $1 (default 0), timestamps dropped.
@@ -242,42 +258,68 @@ elif [ -n "$S4" ]; then ktap "ok 4 - sysfs_slab_caches # SKIP $S4"
 else ktap "ok 4 - sysfs_slab_caches"; fi
 
 # ---- 5: memcg accounting -------------------------------------------------------
+# Both directions: while the module holds HELD objects of ACCT bytes, the
+# cgroup's slab_unreclaimable and slab lines are at least HELD*ACCT/2 above
+# what they were before insmod; after the module frees them (a write to its
+# release parameter) they are at least HELD*ACCT/2 lower again.  Half: 5.10
+# batches memcg statistics per CPU (MEMCG_CHARGE_BATCH pages' worth of bytes
+# per CPU and counter), and the module holds several MiB to be far above it.
+ACCT=$(sed -n 's/^# held [0-9][0-9]* accounted objects of \([0-9][0-9]*\) bytes.*/\1/p' /tmp/mod.ktap | head -n 1)
+RELEASE=/sys/module/$MODNAME/parameters/release
 if [ -z "$CG" ]; then
 	ktap "ok 5 - memcg_slab_accounting # SKIP no cgroup2 memory controller"
-elif [ "$LOADED" != 1 ] || [ -z "$HELD" ]; then
+elif [ "$LOADED" != 1 ] || [ -z "$HELD" ] || [ -z "$ACCT" ]; then
 	ktap "ok 5 - memcg_slab_accounting # SKIP module not loaded or held nothing"
 elif [ "$MEMCG_KMEM" = 0 ]; then
 	ktap "ok 5 - memcg_slab_accounting # SKIP CONFIG_MEMCG_KMEM is not set ($ALLOC): slab objects are not charged"
 else
-	SLAB=$(sed -n 's/^slab_unreclaimable \([0-9][0-9]*\)$/\1/p' $CG/memory.stat)
-	WANT=$((HELD * 1024 / 2))
-	ktap "# memcg slab_unreclaimable ${SLAB:-?} bytes, held $HELD x 1024 bytes"
-	if [ -z "$SLAB" ]; then
-		ktap "not ok 5 - memcg_slab_accounting # no slab_unreclaimable in memory.stat"
-	elif [ "$SLAB" -lt "$WANT" ]; then
-		ktap "not ok 5 - memcg_slab_accounting # slab_unreclaimable $SLAB < $WANT"
-	else
-		ktap "ok 5 - memcg_slab_accounting"
+	R5=""
+	HELD_B=$((HELD * ACCT))
+	WANT=$((HELD_B / 2))
+	U1=$(memstat slab_unreclaimable)
+	S1=$(memstat slab)
+	if [ ! -w "$RELEASE" ]; then
+		R5="$RELEASE missing"
+	elif ! echo 1 > "$RELEASE" 2>/tmp/release.err; then
+		R5="release failed: $(head -n 1 /tmp/release.err)"
 	fi
+	U2=$(memstat slab_unreclaimable)
+	S2=$(memstat slab)
+	ktap "# memcg slab_unreclaimable ${U0:-?} -> ${U1:-?} -> ${U2:-?} bytes, slab ${S0:-?} -> ${S1:-?} -> ${S2:-?} (before, held, released); held $HELD x $ACCT = $HELD_B bytes"
+	for v in "$U0" "$U1" "$U2" "$S0" "$S1" "$S2"; do
+		[ -n "$v" ] || R5="${R5:-no slab_unreclaimable or slab line in memory.stat}"
+	done
+	if [ -z "$R5" ]; then
+		if [ $((U1 - U0)) -lt "$WANT" ]; then
+			R5="slab_unreclaimable rose by $((U1 - U0)) < $WANT while $HELD_B bytes are held"
+		elif [ $((S1 - S0)) -lt "$WANT" ]; then
+			R5="slab rose by $((S1 - S0)) < $WANT while $HELD_B bytes are held"
+		elif [ $((U1 - U2)) -lt "$WANT" ]; then
+			R5="slab_unreclaimable dropped by $((U1 - U2)) < $WANT after $HELD_B bytes were freed"
+		elif [ $((S1 - S2)) -lt "$WANT" ]; then
+			R5="slab dropped by $((S1 - S2)) < $WANT after $HELD_B bytes were freed"
+		fi
+	fi
+	if [ -z "$R5" ]; then ktap "ok 5 - memcg_slab_accounting"; else ktap "not ok 5 - memcg_slab_accounting # $R5"; fi
 fi
 
 # ---- 6: unload ----------------------------------------------------------------
 if [ "$LOADED" != 1 ]; then
 	ktap "ok 6 - module_unload # SKIP module not loaded"
 else
-	R5=""
+	R6=""
 	if ! rmmod $MODNAME > /tmp/rmmod.out 2>&1; then
-		R5="rmmod failed: $(head -n 1 /tmp/rmmod.out)"
+		R6="rmmod failed: $(head -n 1 /tmp/rmmod.out)"
 	elif [ -e /sys/module/$MODNAME ]; then
-		R5="/sys/module/$MODNAME still present"
+		R6="/sys/module/$MODNAME still present"
 	elif [ -r /proc/slabinfo ] && grep -q '^slabconv_uc ' /proc/slabinfo; then
-		R5="slabconv_uc still in /proc/slabinfo after rmmod"
+		R6="slabconv_uc still in /proc/slabinfo after rmmod"
 	else
 		# Only reports that are new since test 2.
 		ERR=$(slab_reports "$SEEN" | head -n 1)
-		[ -n "$ERR" ] && R5="slab report in dmesg: $ERR"
+		[ -n "$ERR" ] && R6="slab report in dmesg: $ERR"
 	fi
-	if [ -z "$R5" ]; then ktap "ok 6 - module_unload"; else ktap "not ok 6 - module_unload # $R5"; fi
+	if [ -z "$R6" ]; then ktap "ok 6 - module_unload"; else ktap "not ok 6 - module_unload # $R6"; fi
 fi
 
 finish "$(uptime_s)"

@@ -10,7 +10,9 @@
  *
  * Two caches and a "hold" of memcg-accounted objects stay allocated until
  * rmmod, so the init script can run SLUB validate on them, look for them in
- * /proc/slabinfo and check memcg slab accounting.
+ * /proc/slabinfo and check memcg slab accounting: the charge rises while the
+ * objects are held, and drops again when the init script writes 1 to
+ * /sys/module/slabconv_test/parameters/release (the module frees them).
  *
  * Every usercopy here stays inside the slab object and inside the cache's
  * usercopy whitelist: a rejected copy BUGs the guest (that is later work).
@@ -27,6 +29,8 @@
 #include <linux/mm.h>
 #include <linux/mman.h>
 #include <linux/module.h>
+#include <linux/moduleparam.h>
+#include <linux/mutex.h>
 #include <linux/log2.h>
 #include <linux/poison.h>
 #include <linux/rcupdate.h>
@@ -43,11 +47,18 @@ static char *inject = "";
 module_param(inject, charp, 0444);
 MODULE_PARM_DESC(inject, "plant a failure for the host-side detector tests: "
 		 "'warn' (a WARNING after the cases), 'fail' (case 1 fails), "
-		 "'redzone' (overwrite a red zone byte of a held object; needs slub_debug=Z or DEBUG_SLAB)");
+		 "'redzone' (overwrite a red zone byte of a held object; needs slub_debug=Z or DEBUG_SLAB), "
+		 "'noaccount' (slabconv_acct without SLAB_ACCOUNT: nothing is charged), "
+		 "'nofree' (release does not free the held objects: the charge stays)");
 
-static unsigned int hold_kb = 1024;
+/*
+ * Several MiB: 5.10 batches memcg statistics per CPU (up to
+ * MEMCG_CHARGE_BATCH pages of bytes per CPU and counter before they reach
+ * memory.stat), so the held amount must dwarf 2 x 128 KiB.
+ */
+static unsigned int hold_kb = 4096;
 module_param(hold_kb, uint, 0444);
-MODULE_PARM_DESC(hold_kb, "KiB of SLAB_ACCOUNT objects held until rmmod (memcg check)");
+MODULE_PARM_DESC(hold_kb, "KiB of SLAB_ACCOUNT objects held until released or rmmod (memcg check)");
 
 enum result { PASS, FAIL, SKIP };
 
@@ -76,6 +87,7 @@ static struct kmem_cache *acct_cache;	/* SLAB_ACCOUNT, whole object whitelisted 
 static void **hold;
 static unsigned int hold_nr;
 static void *planted;		/* inject=redzone victim, freed at rmmod */
+static DEFINE_MUTEX(hold_lock);	/* hold, hold_nr: release vs rmmod */
 
 static noinline size_t opaque(size_t n)
 {
@@ -1306,9 +1318,12 @@ static void hold_objects(void)
 
 	if (!acct_cache || !want)
 		return;
+	mutex_lock(&hold_lock);
 	hold = kcalloc(want, sizeof(void *), GFP_KERNEL);
-	if (!hold)
+	if (!hold) {
+		mutex_unlock(&hold_lock);
 		return;
+	}
 	for (i = 0; i < want; i++) {
 		hold[i] = kmem_cache_alloc(acct_cache, GFP_KERNEL);
 		if (!hold[i])
@@ -1316,7 +1331,8 @@ static void hold_objects(void)
 		memset(hold[i], 0x3c, ACCT_OBJ);
 	}
 	hold_nr = i;
-	pr_info("# held %u accounted objects of %u bytes\n", hold_nr, ACCT_OBJ);
+	mutex_unlock(&hold_lock);
+	pr_info("# held %u accounted objects of %u bytes\n", i, ACCT_OBJ);
 }
 
 /*
@@ -1354,19 +1370,62 @@ static void plant_redzone(void)
 	pr_info("# inject=redzone: overwrote the red zone after a slabconv_uc object\n");
 }
 
-static void release_objects(void)
+/*
+ * Free the held SLAB_ACCOUNT objects (their memcg charge must drop).  With
+ * KASAN, kmem_cache_free() parks objects in the quarantine, and 5.10's SLUB
+ * uncharges an object only when it really frees it (memcg_slab_free_hook()
+ * in do_slab_free()): kmem_cache_shrink() flushes this cache's objects out
+ * of the quarantine (kasan_cache_shrink()).  Without KASAN it only gives
+ * empty slabs back, which the per-object charge does not see.
+ */
+static void release_hold(bool unload)
 {
-	unsigned int i;
+	unsigned int i, n;
 
-	if (planted)
-		kmem_cache_free(uc_cache, planted);
-	planted = NULL;
-
-	for (i = 0; i < hold_nr; i++)
+	mutex_lock(&hold_lock);
+	n = hold_nr;
+	if (n && !unload && !strcmp(inject, "nofree")) {
+		mutex_unlock(&hold_lock);
+		pr_info("# inject=nofree: release keeps the %u held objects until rmmod\n", n);
+		return;
+	}
+	for (i = 0; i < n; i++)
 		kmem_cache_free(acct_cache, hold[i]);
 	kfree(hold);
 	hold = NULL;
 	hold_nr = 0;
+	if (n)
+		kmem_cache_shrink(acct_cache);
+	mutex_unlock(&hold_lock);
+	if (n && !unload)
+		pr_info("# released %u accounted objects\n", n);
+}
+
+/* echo 1 > /sys/module/slabconv_test/parameters/release */
+static int release_set(const char *val, const struct kernel_param *kp)
+{
+	bool v;
+	int err = kstrtobool(val, &v);
+
+	if (err)
+		return err;
+	if (v)
+		release_hold(false);
+	return 0;
+}
+
+static const struct kernel_param_ops release_ops = {
+	.set = release_set,
+};
+module_param_cb(release, &release_ops, NULL, 0200);
+MODULE_PARM_DESC(release, "write 1: free the held SLAB_ACCOUNT objects now (memcg check: the charge drops)");
+
+static void release_objects(void)
+{
+	if (planted)
+		kmem_cache_free(uc_cache, planted);
+	planted = NULL;
+	release_hold(true);
 }
 
 static int __init slabconv_test_init(void)
@@ -1378,7 +1437,8 @@ static int __init slabconv_test_init(void)
 	uc_cache = kmem_cache_create_usercopy("slabconv_uc", UC_OBJ, 0, 0,
 					      UC_USEROFF, UC_USERSIZE, NULL);
 	acct_cache = kmem_cache_create_usercopy("slabconv_acct", ACCT_OBJ, 0,
-						SLAB_ACCOUNT, 0, ACCT_OBJ, NULL);
+						strcmp(inject, "noaccount") ? SLAB_ACCOUNT : 0,
+						0, ACCT_OBJ, NULL);
 	ubuf = vm_mmap(NULL, 0, UBUF_SIZE, PROT_READ | PROT_WRITE,
 		       MAP_ANONYMOUS | MAP_PRIVATE, 0);
 	if (ubuf >= TASK_SIZE) {
