@@ -26,6 +26,14 @@
 #                            CONFIG_MEMCG_KMEM, as with SLOB)
 #   6 module_unload          rmmod destroys the module's caches cleanly (no
 #                            slab report newer than those of test 2)
+#   7 kasan_slab_reports     each "slabconv-expect: begin kasan TYPE CACHE" ..
+#                            "end kasan" bracket the module printed holds a
+#                            KASAN report of bug type TYPE whose object
+#                            "belongs to the cache CACHE", as many as the
+#                            module announced (SKIP: no CONFIG_KASAN)
+#   8 kasan_kunit            the kernel's KASAN KUnit suite ("kasan", run at
+#                            boot by KUnit's executor), lifted from dmesg and
+#                            nested (SKIP: CONFIG_KASAN_KUNIT_TEST not built in)
 #
 # The allocator comes from the module's "# allocator X" line (else SLUB's
 # boot banner).  A file the allocator does not provide is a SKIP with the
@@ -36,7 +44,10 @@
 #                          fail makes module case 1 fail, redzone plants a
 #                          red zone overwrite that test 2 must report,
 #                          noaccount / nofree make test 5 fail (nothing
-#                          charged / nothing uncharged)
+#                          charged / nothing uncharged), kasan_missing /
+#                          kasan_wrongcache make test 7 fail, kasan_stray
+#                          plants a KASAN report outside the brackets (the
+#                          host's console scanner fails it)
 #   slabconv.mode=probe    print "slabconv-init: probe ok" and reboot at once
 # Ends with "# slabconv: end" on the KTAP channel, then reboot -f (QEMU runs
 # with -no-reboot, so the guest reset ends QEMU).
@@ -119,7 +130,7 @@ slab_reports() {
 
 ktap "KTAP version 1"
 ktap "# slabconv guest tests, kernel $(uname -r)"
-ktap "1..6"
+ktap "1..8"
 
 # ---- 1: the module -----------------------------------------------------------
 LOADED=0
@@ -320,6 +331,102 @@ else
 		[ -n "$ERR" ] && R6="slab report in dmesg: $ERR"
 	fi
 	if [ -z "$R6" ]; then ktap "ok 6 - module_unload"; else ktap "not ok 6 - module_unload # $R6"; fi
+fi
+
+# ---- 7: the module's deliberate KASAN reports -----------------------------------
+# The module announces "# kasan: expect N reports on CACHE, kunit K" (only
+# under CONFIG_KASAN) and brackets each bad access with kernel lines
+# "slabconv-expect: begin kasan TYPE CACHE" / "slabconv-expect: end kasan".
+# Every bracket must hold a "BUG: KASAN: TYPE in" report whose object
+# "belongs to the cache CACHE", and no KASAN report of another type.  (A
+# KASAN report outside the brackets is the host's console scanner's to fail.)
+KASAN_EXPECT=$(sed -n 's/^# kasan: expect \([0-9][0-9]*\) reports on .*/\1/p' /tmp/mod.ktap | head -n 1)
+KASAN_KUNIT=$(sed -n 's/^# kasan: expect .*, kunit \([01]\)$/\1/p' /tmp/mod.ktap | head -n 1)
+KASAN_KERNEL=0
+if [ -n "$KASAN_EXPECT" ] || dmesg | grep -q 'KernelAddressSanitizer initialized'; then
+	KASAN_KERNEL=1
+fi
+if [ "$KASAN_KERNEL" = 0 ]; then
+	ktap "ok 7 - kasan_slab_reports # SKIP CONFIG_KASAN is not set"
+elif [ -z "$KASAN_EXPECT" ]; then
+	ktap "not ok 7 - kasan_slab_reports # KASAN kernel, but the module announced no expected reports"
+else
+	dmesg | sed 's/^\[[ 0-9.]*\] //' | awk '
+		/^slabconv-expect: begin kasan / {
+			if (open) print "FAIL bracket " n " (" type ") has no end"
+			open = 1; n++; type = $4; cache = $5; rep = 0; ok = 0; bad = ""; next
+		}
+		/^slabconv-expect: end kasan/ {
+			if (!open) { print "FAIL an end without a begin"; next }
+			open = 0
+			if (bad != "") print "FAIL " type ": " bad
+			else if (ok) print "OK " type " " cache
+			else print "FAIL " type ": no KASAN " type " report on an object of cache " cache
+			next
+		}
+		open && /BUG: KASAN: / {
+			t = $0; sub(/.*BUG: KASAN: /, "", t); sub(/ .*/, "", t)
+			if (t == type) rep = 1
+			else if (bad == "") bad = "a KASAN " t " report"
+			next
+		}
+		open && rep && /which belongs to the cache / {
+			c = $0; sub(/.*belongs to the cache /, "", c); sub(/ .*/, "", c)
+			if (c == cache) ok = 1
+			else if (bad == "") bad = "the report names cache " c
+			rep = 0
+		}
+		END { if (open) print "FAIL bracket " n " (" type ") has no end" }' > /tmp/kasan.res
+	NOK=$(grep -c '^OK ' /tmp/kasan.res)
+	R7=$(sed -n 's/^FAIL //p' /tmp/kasan.res | head -n 1)
+	ktap "# KASAN reports in their brackets: $NOK of $KASAN_EXPECT expected"
+	while read -r w t c; do
+		[ "$w" = OK ] && ktap "# $t on $c reported"
+	done < /tmp/kasan.res
+	if [ -z "$R7" ] && [ "$NOK" -ne "$KASAN_EXPECT" ]; then
+		R7="$NOK of $KASAN_EXPECT expected KASAN reports found"
+	fi
+	if [ -z "$R7" ]; then ktap "ok 7 - kasan_slab_reports"; else ktap "not ok 7 - kasan_slab_reports # $R7"; fi
+fi
+
+# ---- 8: the kernel's KASAN KUnit suite -------------------------------------------
+# Built in, KUnit's executor runs it before /init: "    # Subtest: kasan",
+# "    1..N", "    ok I - case" ... and "ok M - kasan" in dmesg (the KASAN
+# reports it provokes are interleaved; only KTAP-shaped lines are kept).
+dmesg | sed 's/^\[[ 0-9.]*\] //' | awk '
+	!on && /^    # Subtest: kasan$/ { on = 1 }
+	on && /^(not )?ok [0-9]+ - kasan$/ { print "RESULT " $0; exit }
+	on && /^    (# |ok |not ok |1\.\.)/ { print substr($0, 5) }' > /tmp/kunit.out
+if [ ! -s /tmp/kunit.out ]; then
+	if [ "$KASAN_KUNIT" = 1 ]; then
+		ktap "not ok 8 - kasan_kunit # CONFIG_KASAN_KUNIT_TEST=y but no KUnit suite 'kasan' in dmesg"
+	elif [ "$KASAN_KERNEL" = 1 ]; then
+		ktap "ok 8 - kasan_kunit # SKIP CONFIG_KASAN_KUNIT_TEST is not built in"
+	else
+		ktap "ok 8 - kasan_kunit # SKIP CONFIG_KASAN is not set"
+	fi
+else
+	grep -v '^RESULT ' /tmp/kunit.out > /tmp/kunit.ktap
+	SUITE=$(sed -n 's/^RESULT //p' /tmp/kunit.out)
+	PLAN=$(sed -n 's/^1\.\.\([0-9][0-9]*\)$/\1/p' /tmp/kunit.ktap | head -n 1)
+	NRES=$(grep -cE '^(not )?ok [0-9]+' /tmp/kunit.ktap)
+	NFAIL=$(grep -c '^not ok ' /tmp/kunit.ktap)
+	R8=""
+	if [ -z "$SUITE" ]; then
+		R8="the suite has no result line (truncated?)"
+	elif [ -z "$PLAN" ]; then
+		R8="the suite printed no plan"
+	elif [ "$NRES" -ne "$PLAN" ]; then
+		R8="$NRES of $PLAN results"
+	elif [ "$NFAIL" -ne 0 ]; then
+		R8="$NFAIL of $PLAN KUnit cases failed"
+	elif [ "${SUITE#ok }" = "$SUITE" ]; then
+		R8="suite result: $SUITE"
+	fi
+	while IFS= read -r line; do
+		ktap "    $line"
+	done < /tmp/kunit.ktap
+	if [ -z "$R8" ]; then ktap "ok 8 - kasan_kunit"; else ktap "not ok 8 - kasan_kunit # $R8"; fi
 fi
 
 finish "$(uptime_s)"

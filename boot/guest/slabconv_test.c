@@ -14,6 +14,13 @@
  * objects are held, and drops again when the init script writes 1 to
  * /sys/module/slabconv_test/parameters/release (the module frees them).
  *
+ * Under CONFIG_KASAN the module also makes two deliberate bad accesses to
+ * objects of its own cache "slabconv_kasan" (an out-of-bounds read and a
+ * use-after-free read), each bracketed by "slabconv-expect: begin/end"
+ * console lines naming the bug type and cache KASAN must report.  The init
+ * script (dmesg) and the host's console scanner check the reports; a KASAN
+ * report outside such a bracket fails the run.
+ *
  * Every usercopy here stays inside the slab object and inside the cache's
  * usercopy whitelist: a rejected copy BUGs the guest (that is later work).
  * Copy sizes go through opaque() so they are never compile-time constants;
@@ -25,6 +32,7 @@
 
 #include <linux/compiler.h>
 #include <linux/cpumask.h>
+#include <linux/kasan.h>
 #include <linux/kernel.h>
 #include <linux/mm.h>
 #include <linux/mman.h>
@@ -49,7 +57,10 @@ MODULE_PARM_DESC(inject, "plant a failure for the host-side detector tests: "
 		 "'warn' (a WARNING after the cases), 'fail' (case 1 fails), "
 		 "'redzone' (overwrite a red zone byte of a held object; needs slub_debug=Z or DEBUG_SLAB), "
 		 "'noaccount' (slabconv_acct without SLAB_ACCOUNT: nothing is charged), "
-		 "'nofree' (release does not free the held objects: the charge stays)");
+		 "'nofree' (release does not free the held objects: the charge stays), "
+		 "'kasan_missing' (KASAN: the bracketed bad accesses are not made), "
+		 "'kasan_stray' (KASAN: one more out-of-bounds read, outside the brackets), "
+		 "'kasan_wrongcache' (KASAN: the out-of-bounds read is on a kmalloc object)");
 
 /*
  * Several MiB: 5.10 batches memcg statistics per CPU (up to
@@ -1312,6 +1323,115 @@ static const struct test_case cases[] = {
 	{ "kfree_remote_cpu", t_kfree_remote_cpu },
 };
 
+/* ---- KASAN: deliberate bad accesses and the reports they must produce ---- */
+
+#ifdef CONFIG_KASAN
+#define KASAN_OBJ	120	/* a multiple of KASAN's 8-byte granule */
+#define KASAN_CACHE	"slabconv_kasan"
+#define KASAN_EXPECTED	2
+
+/* A volatile sink keeps the bad reads (as lib/test_kasan.c's globals do). */
+static volatile u8 kasan_sink;
+
+/*
+ * The brackets for boot/console.py and init.sh: between
+ * "slabconv-expect: begin kasan TYPE CACHE" and "slabconv-expect: end kasan"
+ * there must be a KASAN report of bug type TYPE on an object that belongs to
+ * CACHE; a KASAN report anywhere else fails the run.  Not KTAP (no
+ * "slabconv-ktap: " prefix): kernel lines with their timestamp.
+ */
+static void expect_begin(const char *type)
+{
+	printk(KERN_INFO "slabconv-expect: begin kasan %s " KASAN_CACHE "\n", type);
+}
+
+static void expect_end(void)
+{
+	printk(KERN_INFO "slabconv-expect: end kasan\n");
+}
+
+static noinline void kasan_bad_read(const u8 *p, size_t off)
+{
+	kasan_sink = p[opaque(off)];
+}
+
+/*
+ * KASAN reports only its first bug unless multi-shot is on (kasan_multi_shot
+ * on the command line, which the boot of the kasan configuration passes);
+ * 5.10 also lets a module turn it on for a while, as lib/test_kasan.c does,
+ * which also keeps panic_on_warn from ending the guest on these reports.
+ * Later kernels keep those two functions private to mm/kasan/.
+ */
+#if LINUX_VERSION_CODE < KERNEL_VERSION(5, 11, 0)
+#define kasan_multi_shot_on()		kasan_save_enable_multi_shot()
+#define kasan_multi_shot_restore(m)	kasan_restore_multi_shot(m)
+#else
+#define kasan_multi_shot_on()		true
+#define kasan_multi_shot_restore(m)	do { (void)(m); } while (0)
+#endif
+
+/*
+ * An out-of-bounds read just past an object of KASAN_CACHE (its right red
+ * zone: "slab-out-of-bounds") and a read of a freed one (in the quarantine:
+ * "use-after-free").  Each report describes the object through KASAN's
+ * address-to-slab lookup (kasan_addr_to_slab() and slab->slab_cache after
+ * the series), which prints "belongs to the cache KASAN_CACHE".
+ */
+static void kasan_reports(void)
+{
+	bool missing = !strcmp(inject, "kasan_missing");
+	struct kmem_cache *s;
+	u8 *oob, *uaf, *km = NULL;
+	bool multishot;
+
+	pr_info("# kasan: expect %d reports on " KASAN_CACHE ", kunit %d\n",
+		KASAN_EXPECTED, IS_BUILTIN(CONFIG_KASAN_KUNIT_TEST));
+	s = kmem_cache_create(KASAN_CACHE, KASAN_OBJ, 0, 0, NULL);
+	if (!s) {
+		pr_info("# kasan: kmem_cache_create(" KASAN_CACHE ") failed\n");
+		return;
+	}
+	oob = kmem_cache_alloc(s, GFP_KERNEL);
+	uaf = kmem_cache_alloc(s, GFP_KERNEL);
+	if (!strcmp(inject, "kasan_wrongcache"))
+		km = kmalloc(opaque(KASAN_OBJ), GFP_KERNEL);
+	if (!oob || !uaf || (!km && !strcmp(inject, "kasan_wrongcache"))) {
+		pr_info("# kasan: allocation failed\n");
+		goto out;
+	}
+	multishot = kasan_multi_shot_on();
+
+	expect_begin("slab-out-of-bounds");
+	if (!missing)
+		kasan_bad_read(km ?: oob, KASAN_OBJ);
+	expect_end();
+
+	kmem_cache_free(s, uaf);
+	expect_begin("use-after-free");
+	if (!missing)
+		kasan_bad_read(uaf, 0);
+	expect_end();
+	uaf = NULL;
+
+	kasan_multi_shot_restore(multishot);
+	if (!strcmp(inject, "kasan_stray")) {
+		pr_info("# inject=kasan_stray: an out-of-bounds read outside the brackets\n");
+		kasan_bad_read(oob, KASAN_OBJ);
+	}
+out:
+	kfree(km);
+	if (uaf)
+		kmem_cache_free(s, uaf);
+	if (oob)
+		kmem_cache_free(s, oob);
+	kmem_cache_destroy(s);
+}
+#else
+static void kasan_reports(void)
+{
+}
+#endif
+
 static void hold_objects(void)
 {
 	unsigned int i, want = hold_kb * 1024 / ACCT_OBJ;
@@ -1486,6 +1606,7 @@ static int __init slabconv_test_init(void)
 
 	if (!strcmp(inject, "redzone"))
 		plant_redzone();
+	kasan_reports();
 	if (!strcmp(inject, "warn"))
 		WARN(1, "slabconv_test: planted warning (inject=warn)\n");
 	return 0;
