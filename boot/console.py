@@ -9,6 +9,24 @@ when it is not part of a report already found (or of an allowed place).
 Lines that the slabconv guest itself prints (``slabconv-ktap: ``,
 ``slabconv-init: `` and mirrored KTAP result lines) are never findings:
 their content travels through KTAP.
+
+Expected reports.  KASAN reports are findings, except where a report is
+expected, and there it is required:
+
+* between the kernel lines ``slabconv-expect: begin kasan TYPE CACHE`` and
+  ``slabconv-expect: end kasan`` that the guest module prints around a
+  deliberate bad access, a ``BUG: KASAN: TYPE in ...`` report whose object
+  ``belongs to the cache CACHE`` is accepted; a bracket without one (the
+  report is missing, of another type, or names another cache) is a finding;
+* inside the kernel's KASAN KUnit suite (from ``# Subtest: kasan`` to its
+  ``ok N - kasan`` / ``not ok N - kasan`` line) KASAN reports are accepted:
+  KUnit checks each against its expectation and fails the case otherwise
+  (its KTAP is nested in the guest's document).
+
+Only kernel lines (with their printk timestamp; the guest always boots
+with printk.time=1) open or close these regions, so the guest init's
+mirrored KTAP cannot.  Any other kind of report inside them (a WARNING, an
+Oops, a SLUB report, a panic) is still a finding.
 """
 from __future__ import annotations
 
@@ -54,6 +72,16 @@ PATTERNS: list[tuple[str, re.Pattern]] = [(k, re.compile(r)) for k, r in [
 OURS = re.compile(r"^\s*(?:slabconv-(?:ktap|init): |(?:not )?ok \d+\b|#)")
 # How far after a report line its Call Trace may appear and still belong to it.
 TRACE_WINDOW = 60
+# Expected-report regions (see the module doc); kernel lines only.
+KERNEL_LINE = re.compile(r"^\[\s*\d+\.\d+\]")
+EXPECT_BEGIN = re.compile(r"^slabconv-expect: begin (\S+) (\S+) (\S+)\s*$")
+EXPECT_END = re.compile(r"^slabconv-expect: end (\S+)\s*$")
+KASAN_REPORT = re.compile(r"\bBUG: KASAN: (.+?) in ")
+KASAN_CACHE = re.compile(r"\bwhich belongs to the cache (\S+) of size\b")
+KUNIT_SUITE = re.compile(r"^\s+# Subtest: (\S+)\s*$")
+KUNIT_SUITE_END = re.compile(r"^(?:not )?ok \d+ - (\S+)\s*$")
+# KUnit suites whose cases provoke reports on purpose: suite -> report kind.
+PROVOKING_SUITES = {"kasan": "kasan"}
 # A kernel line that landed in the middle of a line user space was writing
 # to the console (shared by printk and the guest init) starts a new segment.
 MIDLINE_TS = re.compile(r"(?<=\S)(?=\[\s*\d+\.\d+\] )")
@@ -72,19 +100,86 @@ class Finding:
         return f"{log_name}:{self.line_no}: [{self.kind}] {self.line.strip()}\n{body}"
 
 
+@dataclass
+class _Bracket:
+    """An open slabconv-expect bracket."""
+    kind: str               # "kasan"
+    bug_type: str           # e.g. "use-after-free"
+    cache: str              # e.g. "slabconv_kasan"
+    start: int              # index of the begin line
+    report: bool = False    # a report of the expected type was seen ...
+    satisfied: bool = False  # ... and it named the expected cache
+    failed: bool = False    # a finding was already made for this bracket
+
+
 def scan_lines(lines: list[str], *, before: int = 3, after: int = 16,
                allow: Iterable[str] = ()) -> list[Finding]:
     """Return findings for lines (raw console lines, timestamps allowed).
 
     allow: regexes; a matching line is not a finding, and a Call Trace within
-    TRACE_WINDOW lines after it is considered expected.
+    TRACE_WINDOW lines after it is considered expected.  Expected KASAN
+    reports: see the module doc.
     """
     allow_re = [re.compile(a) for a in allow]
     clean = [clean_line(x) for x in lines]
     found: list[Finding] = []
     last_report = -10 ** 9      # index of the last report or allowed line
-    for i, line, in _segments(lines):
-        if not line.strip() or OURS.match(line):
+    bracket: _Bracket | None = None
+    suite: tuple[str, int] | None = None    # (name, index) of a provoking KUnit suite
+
+    def finding(kind: str, i: int, text: str, lo: int | None = None) -> None:
+        lo = max(0, i - before) if lo is None else max(0, lo)
+        hi = min(len(clean), i + after + 1)
+        while hi > i + 1 and not clean[hi - 1].strip():
+            hi -= 1
+        found.append(Finding(kind, i + 1, text, clean[lo:hi], hi))
+
+    def close(b: _Bracket, i: int, why: str, unterminated: bool = False) -> None:
+        if b.failed:
+            return
+        if not b.satisfied:
+            what = (f"no KASAN {b.bug_type} report on an object of cache {b.cache}"
+                    if b.kind == "kasan" else f"no {b.kind} {b.bug_type} report")
+            finding("expected", i, f"expected report missing: {what} {why}",
+                    lo=min(b.start, i - before))
+        elif unterminated:
+            finding("expected", i, f"unterminated slabconv-expect bracket {why}",
+                    lo=min(b.start, i - before))
+
+    for i, raw, line in _segments(lines):
+        if not line.strip():
+            continue
+        if KERNEL_LINE.match(raw):
+            m = EXPECT_BEGIN.match(line)
+            if m:
+                if bracket is not None:
+                    close(bracket, i, f"(bracket of line {bracket.start + 1} has no end)", True)
+                bracket = _Bracket(*m.groups(), start=i)
+                continue
+            m = EXPECT_END.match(line)
+            if m:
+                if bracket is None:
+                    finding("expected", i, f"{line.strip()} without its begin line")
+                else:
+                    close(bracket, i, f"between lines {bracket.start + 1} and {i + 1}")
+                bracket = None
+                continue
+            m = KUNIT_SUITE.match(line)
+            if m and m.group(1) in PROVOKING_SUITES:
+                suite = (m.group(1), i)
+            elif suite is not None and (m := KUNIT_SUITE_END.match(line)) \
+                    and m.group(1) == suite[0]:
+                suite = None
+        if bracket is not None and bracket.report and not bracket.satisfied:
+            m = KASAN_CACHE.search(line)
+            if m:
+                if m.group(1) == bracket.cache:
+                    bracket.satisfied = True
+                elif not bracket.failed:
+                    bracket.failed = True
+                    finding("kasan", i, f"{line.strip()} (expected cache {bracket.cache})")
+                continue
+        if OURS.match(line):
             continue
         if any(a.search(line) for a in allow_re):
             last_report = i
@@ -92,24 +187,40 @@ def scan_lines(lines: list[str], *, before: int = 3, after: int = 16,
         kind = next((k for k, rx in PATTERNS if rx.search(line)), None)
         if kind is None:
             continue
+        m = KASAN_REPORT.search(line) if kind == "bug" else None
+        if m:
+            if bracket is not None and bracket.kind == "kasan" and not bracket.failed \
+                    and m.group(1) == bracket.bug_type:
+                bracket.report = True
+                last_report = i
+                continue
+            if bracket is not None and bracket.kind == "kasan":
+                bracket.failed = True       # another type: this finding says why
+            elif suite is not None and PROVOKING_SUITES[suite[0]] == "kasan":
+                last_report = i             # KUnit's case judges it
+                continue
         if kind == "call-trace":
             if i - last_report <= TRACE_WINDOW:
                 continue
         else:
             last_report = i
-        lo, hi = max(0, i - before), min(len(clean), i + after + 1)
-        while hi > i + 1 and not clean[hi - 1].strip():
-            hi -= 1
-        found.append(Finding(kind, i + 1, line, clean[lo:hi], hi))
+        finding(kind, i, line)
+    if bracket is not None:
+        close(bracket, len(lines) - 1,
+              f"(bracket of line {bracket.start + 1} has no end: the log stops)", True)
+    if suite is not None:
+        finding("expected", len(lines) - 1,
+                f"KUnit suite {suite[0]} (line {suite[1] + 1}) has no result line: "
+                "the log stops inside it", lo=len(lines) - 1 - before)
     return found
 
 
 def _segments(lines: list[str]):
-    """(index, cleaned text) for each line, split where a timestamped kernel
-    message starts in the middle of a line."""
+    """(index, raw part, cleaned text) for each line, split where a
+    timestamped kernel message starts in the middle of a line."""
     for i, raw in enumerate(lines):
         for part in MIDLINE_TS.split(raw):
-            yield i, clean_line(part)
+            yield i, part, clean_line(part)
 
 
 def scan_text(text: str, **kw) -> list[Finding]:

@@ -33,3 +33,17 @@ def patched_kernel():
     vr = pipeline.verify_applied(ap)
     vr.applied = ap
     return vr
+
+
+@pytest.fixture(scope="session")
+def kasan_kernel():
+    """The committed 5.10 series built by verify in the kasan configuration
+    (generic KASAN on SLUB, the KASAN KUnit suite built in): baseline and
+    patched, no new compiler or sparse warnings.  Returns the VerifyResult."""
+    from slabconv import paths, pipeline
+    from slabconv.source import resolve
+    src = resolve(paths.DEFAULT_KERNEL, None)
+    ap = pipeline.apply_series(src, paths.GENERATED / paths.DEFAULT_KERNEL)
+    vr = pipeline.verify_applied(ap, ("kasan",), bisect_configs=())
+    vr.applied = ap
+    return vr

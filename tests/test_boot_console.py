@@ -188,3 +188,160 @@ def test_slab_non_reports_are_not_findings():
             "[    1.7]  slab kmalloc-64 start ffff888003a0c000 pointer offset 0 size 64\n"
             "[    1.7] slabconv-ktap: # mem_dump_obj: kmalloc-64 object ffff888003a0c000\n")
     assert console.scan_text(text) == []
+
+
+# ---- expected KASAN reports ---------------------------------------------------
+
+def kasan_report(bug_type="slab-out-of-bounds", cache="slabconv_kasan", ts="9.1"):
+    """A 5.10 generic KASAN report (mm/kasan/report.c) as the kasan guest's
+    console shows it (no CONFIG_KALLSYMS: addresses, not symbols)."""
+    body = f"""==================================================================
+BUG: KASAN: {bug_type} in 0xffffffffa0003000
+Read of size 1 at addr ffff8880003086f0 by task insmod/82
+
+CPU: 0 PID: 82 Comm: insmod Tainted: G    B      O      5.10.262 #1
+Call Trace:
+ 0xffffffff81281acf
+ ? 0xffffffffa0003000
+ 0xffffffffa0010699
+RIP: 0033:0x000000000047fbe9
+RSP: 002b:00007ffca7eaa188 EFLAGS: 00000246 ORIG_RAX: 0000000000000139
+
+Allocated by task 82:
+ 0xffffffff8113c45f
+ 0xffffffffa001053f
+
+The buggy address belongs to the object at ffff888000308678
+ which belongs to the cache {cache} of size 120
+The buggy address is located 0 bytes to the right of
+ 120-byte region [ffff888000308678, ffff8880003086f0)
+The buggy address belongs to the page:
+page:(____ptrval____) refcount:1 mapcount:0 mapping:0000000000000000 index:0x0 pfn:0x308
+flags: 0x200(slab)
+raw: 0000000000000200 dead000000000100 dead000000000122 ffff888000305780
+page dumped because: kasan: bad access detected
+
+Memory state around the buggy address:
+ ffff888000308600: fc fc fc fc fc fc fc fc fc fc fc fc fc fc fc 00
+>ffff888000308680: 00 00 00 00 00 00 00 00 00 00 00 00 00 00 fc fc
+                                                             ^
+==================================================================
+Disabling lock debugging due to kernel taint
+"""
+    return "".join(f"[    {ts}] {x}\n" for x in body.splitlines())
+
+
+def bracket(bug_type, inside, cache="slabconv_kasan", ts="9.1"):
+    return (f"[    {ts}] slabconv-expect: begin kasan {bug_type} {cache}\n" + inside
+            + f"[    {ts}] slabconv-expect: end kasan\n")
+
+
+def test_expected_kasan_reports_inside_brackets_are_accepted():
+    text = (CLEAN + bracket("slab-out-of-bounds", kasan_report())
+            + bracket("use-after-free", kasan_report("use-after-free")))
+    assert console.scan_text(text) == []
+
+
+def test_kasan_report_outside_brackets_fails():
+    text = (bracket("use-after-free", kasan_report("use-after-free"))
+            + kasan_report("slab-out-of-bounds", ts="9.2"))
+    found = console.scan_text(text)
+    assert [f.kind for f in found] == ["bug"]
+    assert found[0].line == "BUG: KASAN: slab-out-of-bounds in 0xffffffffa0003000"
+    # and before the brackets
+    assert kinds(kasan_report() + bracket("slab-out-of-bounds", kasan_report())) == ["bug"]
+
+
+def test_missing_expected_report_fails():
+    text = "boot\n" + bracket("use-after-free", "[    9.1] nothing here\n") + "after\n"
+    found = console.scan_text(text)
+    assert [f.kind for f in found] == ["expected"]
+    f = found[0]
+    assert "expected report missing: no KASAN use-after-free report on an object " \
+           "of cache slabconv_kasan between lines 2 and 4" in f.line
+    assert f.line_no == 4 and any("begin kasan use-after-free" in x for x in f.excerpt)
+    assert console.summarize(found)[0].startswith("console:4: [expected]")
+
+
+def test_report_naming_another_cache_fails():
+    text = bracket("slab-out-of-bounds", kasan_report(cache="kmalloc-128"))
+    found = console.scan_text(text)
+    assert [f.kind for f in found] == ["kasan"]
+    assert "which belongs to the cache kmalloc-128 of size 120" in found[0].line
+    assert "(expected cache slabconv_kasan)" in found[0].line
+
+
+def test_report_of_another_type_inside_a_bracket_fails():
+    text = bracket("use-after-free", kasan_report("slab-out-of-bounds"))
+    found = console.scan_text(text)
+    assert [f.kind for f in found] == ["bug"]
+    assert "BUG: KASAN: slab-out-of-bounds" in found[0].line
+
+
+def test_report_without_its_object_is_missing():
+    # A report that does not find the object's cache (no "belongs to the
+    # cache" line, e.g. a broken address-to-slab lookup) does not count.
+    report = "".join(x + "\n" for x in kasan_report().splitlines()
+                     if "belongs to the cache" not in x)
+    assert kinds(bracket("slab-out-of-bounds", report)) == ["expected"]
+
+
+def test_other_reports_inside_a_bracket_still_fail():
+    text = bracket("use-after-free", kasan_report("use-after-free")
+                   + "[    9.1] WARNING: CPU: 0 PID: 52 at mm/slub.c:1 f+0x1\n"
+                   + "[    9.1] Kernel panic - not syncing: KASAN: panic_on_warn set ...\n")
+    assert kinds(text) == ["warning", "panic"]
+
+
+def test_brackets_must_be_kernel_lines():
+    # init mirrors text on the console without printk timestamps: such a
+    # line opens no bracket, so the report between is not expected.
+    text = ("slabconv-expect: begin kasan use-after-free slabconv_kasan\n"
+            + kasan_report("use-after-free") + "slabconv-expect: end kasan\n")
+    assert kinds(text) == ["bug"]
+
+
+def test_unclosed_and_unopened_brackets_fail():
+    text = "[    9.1] slabconv-expect: begin kasan use-after-free slabconv_kasan\n" \
+        + kasan_report("use-after-free")
+    found = console.scan_text(text)    # the log stops inside the bracket
+    assert [f.kind for f in found] == ["expected"]
+    assert "has no end: the log stops" in found[0].line
+    assert kinds("[    9.1] slabconv-expect: end kasan\n") == ["expected"]
+    # A second begin before the end: the first bracket had no report.
+    text = ("[    9.1] slabconv-expect: begin kasan use-after-free slabconv_kasan\n"
+            + bracket("slab-out-of-bounds", kasan_report()))
+    found = console.scan_text(text)
+    assert [f.kind for f in found] == ["expected"] and "has no end" in found[0].line
+
+
+def kunit_suite(inside, result="ok 1 - kasan", name="kasan"):
+    return ("[    3.0] TAP version 14\n[    3.0] 1..1\n"
+            f"[    3.0]     # Subtest: {name}\n[    3.0]     1..2\n"
+            + inside + "[    3.5]     ok 1 - kmalloc_oob_right\n"
+            + f"[    3.6]     ok 2 - kmalloc_uaf\n[    3.6] {result}\n")
+
+
+def test_kasan_reports_inside_the_kunit_kasan_suite_are_accepted():
+    text = kunit_suite(kasan_report(ts="3.1") + kasan_report("use-after-free", "kmalloc-128", "3.2"))
+    assert console.scan_text(text) == []
+    # KUnit judges them: a failed suite is KTAP's to report, not the console's.
+    assert console.scan_text(kunit_suite(kasan_report(ts="3.1"), "not ok 1 - kasan")) == []
+
+
+def test_kunit_suite_region_is_narrow():
+    # After the suite, in another suite, or with a WARNING: findings.
+    assert kinds(kunit_suite("") + kasan_report(ts="4.0")) == ["bug"]
+    assert kinds(kunit_suite(kasan_report(ts="3.1"), "ok 1 - list-kunit-test",
+                             "list-kunit-test")) == ["bug"]
+    assert kinds(kunit_suite("[    3.1] WARNING: CPU: 0 PID: 1 at mm/slub.c:1 f\n")) == ["warning"]
+    # Mirrored (untimestamped) suite lines open nothing.
+    text = "    # Subtest: kasan\n" + kasan_report() + "ok 8 - kasan_kunit\n"
+    assert kinds(text) == ["bug"]
+
+
+def test_kunit_suite_that_never_ends_fails():
+    text = "[    3.0]     # Subtest: kasan\n[    3.0]     1..38\n" + kasan_report(ts="3.1")
+    found = console.scan_text(text)
+    assert [f.kind for f in found] == ["expected"]
+    assert "KUnit suite kasan (line 1) has no result line" in found[0].line

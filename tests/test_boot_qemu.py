@@ -47,7 +47,7 @@ def test_boot_passes(kernel, tmp_path):
     assert not r.timed_out and r.failures == []
     assert r.module_tests >= 26
     assert r.counts.failed == 0 and r.counts.crashed == 0
-    assert r.counts.total == r.module_tests + 5
+    assert r.counts.total == r.module_tests + 7
     assert r.seconds < 60
     assert (tmp_path / "results.ktap").read_text() == r.ktap
     assert "ok 1 - slabconv_test" in r.ktap
@@ -56,6 +56,9 @@ def test_boot_passes(kernel, tmp_path):
     for case in ("kmalloc_size_classes", "kfree_bulk", "kmem_cache_rcu", "kmem_cache_offslab"):
         assert f"- {case}\n" in r.ktap, case      # ran and passed (no SKIP)
     assert "ok 4 - sysfs_slab_caches\n" in r.ktap     # SLUB: not skipped
+    assert "ok 5 - memcg_slab_accounting\n" in r.ktap  # rose and dropped
+    assert "ok 7 - kasan_slab_reports # SKIP CONFIG_KASAN is not set" in r.ktap
+    assert "ok 8 - kasan_kunit # SKIP CONFIG_KASAN is not set" in r.ktap
     assert r.console_log == tmp_path / "console.log"
     assert "Run /init as init process" in r.console_log.read_text()
     assert (tmp_path / "summary.json").is_file()
@@ -97,6 +100,25 @@ def test_planted_slab_corruption_caught_by_validate(kernel, tmp_path):
     assert by_name["module_unload"].status is boot.ktap.Status.PASS   # repaired
     assert "slub" in [f.kind for f in r.findings]
     assert any("[slub] BUG slabconv_uc" in f for f in r.failures)
+
+
+@pytest.mark.parametrize("inject,why", [
+    ("noaccount", "slab_unreclaimable rose by"),    # nothing charged
+    ("nofree", "slab_unreclaimable dropped by"),    # nothing uncharged
+])
+def test_planted_memcg_accounting_defect(kernel, tmp_path, inject, why):
+    """Each direction of the memcg check can fail: objects that are not
+    accounted (the cache without SLAB_ACCOUNT) do not raise the cgroup's
+    slab lines; objects the release does not free do not lower them."""
+    r = boot.run(*kernel, tmp_path, timeout=120, cmdline_extra=f"slabconv.inject={inject}")
+    assert not r.passed
+    by_name = {t.name: t for t in r.results.root.subtests}
+    m = by_name["memcg_slab_accounting"]
+    assert m.status is boot.ktap.Status.FAIL, r.summary()
+    assert m.directive.startswith(why) and "bytes" in m.directive, m.directive
+    assert [n for n, t in by_name.items() if t.status is boot.ktap.Status.FAIL] == \
+        ["memcg_slab_accounting"]
+    assert r.findings == []          # the console is clean: only KTAP fails
 
 
 def test_planted_panic_detected(kernel, tmp_path):

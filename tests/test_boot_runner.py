@@ -133,3 +133,25 @@ def test_module_key_tracks_kernel_build(tmp_path):
     assert module._key(src, build, "x86_64") == k1
     (build / "vmlinux").write_bytes(b"rebuilt")
     assert module._key(src, build, "x86_64") != k1
+
+
+def test_boot_arguments_per_configuration():
+    from slabconv import pipeline
+    from verify import kconfig
+    assert pipeline.boot_args("slub") == {"slub_debug": "FZPU", "cmdline_extra": ""}
+    assert pipeline.boot_args("slab", "slabconv.inject=nofree") == {
+        "slub_debug": None, "cmdline_extra": "slabconv.inject=nofree"}
+    # kasan: every report printed (5.10 prints only the first without it);
+    # KASAN's own red zones, no slub_debug.
+    assert pipeline.boot_args("kasan", " slabconv.inject=kasan_stray ") == {
+        "slub_debug": None, "cmdline_extra": "kasan_multi_shot slabconv.inject=kasan_stray"}
+    assert set(pipeline.BOOT_CMDLINE) <= set(kconfig.config_names())
+
+
+def test_kasan_config_builds_the_kunit_suite_in():
+    # Built in (=y): KUnit's executor runs it at boot, init lifts it from
+    # dmesg, which must be large enough to keep it.
+    from verify import kconfig
+    req = kconfig.requested_values(kconfig.config_fragments("kasan"))
+    assert req["CONFIG_KASAN"] == req["CONFIG_KUNIT"] == req["CONFIG_KASAN_KUNIT_TEST"] == "y"
+    assert int(req["CONFIG_LOG_BUF_SHIFT"]) >= 20

@@ -151,3 +151,33 @@ def test_regen_on_a_users_branch_converts_its_local_changes(source, tmp_path):
     assert slub.read_bytes() == before
     assert subprocess.run(git + ["status", "--porcelain"], capture_output=True,
                           text=True).stdout == ""
+
+
+def test_kasan_guest_builds_and_boots(kasan_kernel):
+    """The kasan configuration (generic KASAN on SLUB, lib/test_kasan.c's
+    KUnit suite built in): no new warnings; booted with kasan_multi_shot, the
+    module's two deliberate bad reads are reported in their brackets with the
+    right bug type and cache (init test 7 and the console scanner), the KUnit
+    suite passes (test 8), memcg accounting works both ways (test 5), and
+    no other KASAN report appears."""
+    from boot.ktap import Status
+    vr = kasan_kernel
+    assert vr.patched is not None and vr.patched.ok, vr.summary
+    assert not vr.new_warnings, vr.summary
+    assert vr.sparse is None or not vr.sparse.new, vr.summary
+    assert vr.ok, vr.summary
+    br = pipeline.boot_config(vr, "e2e-kasan")
+    assert br.passed, br.summary()
+    assert "kasan_multi_shot" in br.cmdline and "slub_debug" not in br.cmdline
+    tests = {t.name: t for t in br.results.root.subtests}
+    for name in ("slabconv_test", "slub_validate", "memcg_slab_accounting",
+                 "module_unload", "kasan_slab_reports", "kasan_kunit"):
+        assert tests[name].status is Status.PASS, (name, br.summary())
+    assert "# slab-out-of-bounds on slabconv_kasan reported" in br.ktap
+    assert "# use-after-free on slabconv_kasan reported" in br.ktap
+    kunit = tests["kasan_kunit"]
+    assert kunit.plan == len(kunit.subtests) >= 38, br.summary()
+    log = br.console_log.read_text(errors="replace")
+    assert log.count("which belongs to the cache slabconv_kasan of size 120") == 2
+    assert log.count("slabconv-expect: begin kasan") == 2
+    assert br.seconds < 30, f"the kasan guest took {br.seconds:.1f}s under TCG"

@@ -18,10 +18,22 @@
 #   4 sysfs_slab_caches      kmalloc and module caches in /sys/kernel/slab
 #                            (SKIP: SLUB only)
 #   5 memcg_slab_accounting  SLAB_ACCOUNT objects held by the module are
-#                            charged to the memcg insmod ran in (SKIP: no
+#                            charged to the memcg insmod ran in: its
+#                            memory.stat slab_unreclaimable and slab lines
+#                            rose by at least half of what is held, and drop
+#                            by at least half of it when the module frees
+#                            them (parameters/release) (SKIP: no
 #                            CONFIG_MEMCG_KMEM, as with SLOB)
 #   6 module_unload          rmmod destroys the module's caches cleanly (no
 #                            slab report newer than those of test 2)
+#   7 kasan_slab_reports     each "slabconv-expect: begin kasan TYPE CACHE" ..
+#                            "end kasan" bracket the module printed holds a
+#                            KASAN report of bug type TYPE whose object
+#                            "belongs to the cache CACHE", as many as the
+#                            module announced (SKIP: no CONFIG_KASAN)
+#   8 kasan_kunit            the kernel's KASAN KUnit suite ("kasan", run at
+#                            boot by KUnit's executor), lifted from dmesg and
+#                            nested (SKIP: CONFIG_KASAN_KUNIT_TEST not built in)
 #
 # The allocator comes from the module's "# allocator X" line (else SLUB's
 # boot banner).  A file the allocator does not provide is a SKIP with the
@@ -30,7 +42,12 @@
 # Kernel command line knobs (read from /proc/cmdline):
 #   slabconv.inject=X      passed to the module: warn plants a WARNING,
 #                          fail makes module case 1 fail, redzone plants a
-#                          red zone overwrite that test 2 must report
+#                          red zone overwrite that test 2 must report,
+#                          noaccount / nofree make test 5 fail (nothing
+#                          charged / nothing uncharged), kasan_missing /
+#                          kasan_wrongcache make test 7 fail, kasan_stray
+#                          plants a KASAN report outside the brackets (the
+#                          host's console scanner fails it)
 #   slabconv.mode=probe    print "slabconv-init: probe ok" and reboot at once
 # Ends with "# slabconv: end" on the KTAP channel, then reboot -f (QEMU runs
 # with -no-reboot, so the guest reset ends QEMU).
@@ -95,6 +112,16 @@ if mount -t cgroup2 none /sys/fs/cgroup 2>/dev/null &&
 	CG=/sys/fs/cgroup/slabconv
 fi
 
+# A line of the slabconv cgroup's memory.stat ($1: slab_unreclaimable, slab).
+memstat() {
+	sed -n "s/^$1 \([0-9][0-9]*\)\$/\1/p" "$CG/memory.stat" 2>/dev/null
+}
+# Before the module allocates anything.
+if [ -n "$CG" ]; then
+	U0=$(memstat slab_unreclaimable)
+	S0=$(memstat slab)
+fi
+
 # Slab reports in dmesg after the first $1 (default 0), timestamps dropped.
 slab_reports() {
 	dmesg | grep -v 'slabconv-ktap: ' | grep -E "$SLAB_ERR" |
@@ -103,7 +130,7 @@ slab_reports() {
 
 ktap "KTAP version 1"
 ktap "# slabconv guest tests, kernel $(uname -r)"
-ktap "1..6"
+ktap "1..8"
 
 # ---- 1: the module -----------------------------------------------------------
 LOADED=0
@@ -242,42 +269,164 @@ elif [ -n "$S4" ]; then ktap "ok 4 - sysfs_slab_caches # SKIP $S4"
 else ktap "ok 4 - sysfs_slab_caches"; fi
 
 # ---- 5: memcg accounting -------------------------------------------------------
+# Both directions: while the module holds HELD objects of ACCT bytes, the
+# cgroup's slab_unreclaimable and slab lines are at least HELD*ACCT/2 above
+# what they were before insmod; after the module frees them (a write to its
+# release parameter) they are at least HELD*ACCT/2 lower again.  Half: 5.10
+# batches memcg statistics per CPU (MEMCG_CHARGE_BATCH pages' worth of bytes
+# per CPU and counter), and the module holds several MiB to be far above it.
+ACCT=$(sed -n 's/^# held [0-9][0-9]* accounted objects of \([0-9][0-9]*\) bytes.*/\1/p' /tmp/mod.ktap | head -n 1)
+RELEASE=/sys/module/$MODNAME/parameters/release
 if [ -z "$CG" ]; then
 	ktap "ok 5 - memcg_slab_accounting # SKIP no cgroup2 memory controller"
-elif [ "$LOADED" != 1 ] || [ -z "$HELD" ]; then
+elif [ "$LOADED" != 1 ] || [ -z "$HELD" ] || [ -z "$ACCT" ]; then
 	ktap "ok 5 - memcg_slab_accounting # SKIP module not loaded or held nothing"
 elif [ "$MEMCG_KMEM" = 0 ]; then
 	ktap "ok 5 - memcg_slab_accounting # SKIP CONFIG_MEMCG_KMEM is not set ($ALLOC): slab objects are not charged"
 else
-	SLAB=$(sed -n 's/^slab_unreclaimable \([0-9][0-9]*\)$/\1/p' $CG/memory.stat)
-	WANT=$((HELD * 1024 / 2))
-	ktap "# memcg slab_unreclaimable ${SLAB:-?} bytes, held $HELD x 1024 bytes"
-	if [ -z "$SLAB" ]; then
-		ktap "not ok 5 - memcg_slab_accounting # no slab_unreclaimable in memory.stat"
-	elif [ "$SLAB" -lt "$WANT" ]; then
-		ktap "not ok 5 - memcg_slab_accounting # slab_unreclaimable $SLAB < $WANT"
-	else
-		ktap "ok 5 - memcg_slab_accounting"
+	R5=""
+	HELD_B=$((HELD * ACCT))
+	WANT=$((HELD_B / 2))
+	U1=$(memstat slab_unreclaimable)
+	S1=$(memstat slab)
+	if [ ! -w "$RELEASE" ]; then
+		R5="$RELEASE missing"
+	elif ! echo 1 > "$RELEASE" 2>/tmp/release.err; then
+		R5="release failed: $(head -n 1 /tmp/release.err)"
 	fi
+	U2=$(memstat slab_unreclaimable)
+	S2=$(memstat slab)
+	ktap "# memcg slab_unreclaimable ${U0:-?} -> ${U1:-?} -> ${U2:-?} bytes, slab ${S0:-?} -> ${S1:-?} -> ${S2:-?} (before, held, released); held $HELD x $ACCT = $HELD_B bytes"
+	for v in "$U0" "$U1" "$U2" "$S0" "$S1" "$S2"; do
+		[ -n "$v" ] || R5="${R5:-no slab_unreclaimable or slab line in memory.stat}"
+	done
+	if [ -z "$R5" ]; then
+		if [ $((U1 - U0)) -lt "$WANT" ]; then
+			R5="slab_unreclaimable rose by $((U1 - U0)) < $WANT while $HELD_B bytes are held"
+		elif [ $((S1 - S0)) -lt "$WANT" ]; then
+			R5="slab rose by $((S1 - S0)) < $WANT while $HELD_B bytes are held"
+		elif [ $((U1 - U2)) -lt "$WANT" ]; then
+			R5="slab_unreclaimable dropped by $((U1 - U2)) < $WANT after $HELD_B bytes were freed"
+		elif [ $((S1 - S2)) -lt "$WANT" ]; then
+			R5="slab dropped by $((S1 - S2)) < $WANT after $HELD_B bytes were freed"
+		fi
+	fi
+	if [ -z "$R5" ]; then ktap "ok 5 - memcg_slab_accounting"; else ktap "not ok 5 - memcg_slab_accounting # $R5"; fi
 fi
 
 # ---- 6: unload ----------------------------------------------------------------
 if [ "$LOADED" != 1 ]; then
 	ktap "ok 6 - module_unload # SKIP module not loaded"
 else
-	R5=""
+	R6=""
 	if ! rmmod $MODNAME > /tmp/rmmod.out 2>&1; then
-		R5="rmmod failed: $(head -n 1 /tmp/rmmod.out)"
+		R6="rmmod failed: $(head -n 1 /tmp/rmmod.out)"
 	elif [ -e /sys/module/$MODNAME ]; then
-		R5="/sys/module/$MODNAME still present"
+		R6="/sys/module/$MODNAME still present"
 	elif [ -r /proc/slabinfo ] && grep -q '^slabconv_uc ' /proc/slabinfo; then
-		R5="slabconv_uc still in /proc/slabinfo after rmmod"
+		R6="slabconv_uc still in /proc/slabinfo after rmmod"
 	else
 		# Only reports that are new since test 2.
 		ERR=$(slab_reports "$SEEN" | head -n 1)
-		[ -n "$ERR" ] && R5="slab report in dmesg: $ERR"
+		[ -n "$ERR" ] && R6="slab report in dmesg: $ERR"
 	fi
-	if [ -z "$R5" ]; then ktap "ok 6 - module_unload"; else ktap "not ok 6 - module_unload # $R5"; fi
+	if [ -z "$R6" ]; then ktap "ok 6 - module_unload"; else ktap "not ok 6 - module_unload # $R6"; fi
+fi
+
+# ---- 7: the module's deliberate KASAN reports -----------------------------------
+# The module announces "# kasan: expect N reports on CACHE, kunit K" (only
+# under CONFIG_KASAN) and brackets each bad access with kernel lines
+# "slabconv-expect: begin kasan TYPE CACHE" / "slabconv-expect: end kasan".
+# Every bracket must hold a "BUG: KASAN: TYPE in" report whose object
+# "belongs to the cache CACHE", and no KASAN report of another type.  (A
+# KASAN report outside the brackets is the host's console scanner's to fail.)
+KASAN_EXPECT=$(sed -n 's/^# kasan: expect \([0-9][0-9]*\) reports on .*/\1/p' /tmp/mod.ktap | head -n 1)
+KASAN_KUNIT=$(sed -n 's/^# kasan: expect .*, kunit \([01]\)$/\1/p' /tmp/mod.ktap | head -n 1)
+KASAN_KERNEL=0
+if [ -n "$KASAN_EXPECT" ] || dmesg | grep -q 'KernelAddressSanitizer initialized'; then
+	KASAN_KERNEL=1
+fi
+if [ "$KASAN_KERNEL" = 0 ]; then
+	ktap "ok 7 - kasan_slab_reports # SKIP CONFIG_KASAN is not set"
+elif [ -z "$KASAN_EXPECT" ]; then
+	ktap "not ok 7 - kasan_slab_reports # KASAN kernel, but the module announced no expected reports"
+else
+	dmesg | sed 's/^\[[ 0-9.]*\] //' | awk '
+		/^slabconv-expect: begin kasan / {
+			if (open) print "FAIL bracket " n " (" type ") has no end"
+			open = 1; n++; type = $4; cache = $5; rep = 0; ok = 0; bad = ""; next
+		}
+		/^slabconv-expect: end kasan/ {
+			if (!open) { print "FAIL an end without a begin"; next }
+			open = 0
+			if (bad != "") print "FAIL " type ": " bad
+			else if (ok) print "OK " type " " cache
+			else print "FAIL " type ": no KASAN " type " report on an object of cache " cache
+			next
+		}
+		open && /BUG: KASAN: / {
+			t = $0; sub(/.*BUG: KASAN: /, "", t); sub(/ .*/, "", t)
+			if (t == type) rep = 1
+			else if (bad == "") bad = "a KASAN " t " report"
+			next
+		}
+		open && rep && /which belongs to the cache / {
+			c = $0; sub(/.*belongs to the cache /, "", c); sub(/ .*/, "", c)
+			if (c == cache) ok = 1
+			else if (bad == "") bad = "the report names cache " c
+			rep = 0
+		}
+		END { if (open) print "FAIL bracket " n " (" type ") has no end" }' > /tmp/kasan.res
+	NOK=$(grep -c '^OK ' /tmp/kasan.res)
+	R7=$(sed -n 's/^FAIL //p' /tmp/kasan.res | head -n 1)
+	ktap "# KASAN reports in their brackets: $NOK of $KASAN_EXPECT expected"
+	while read -r w t c; do
+		[ "$w" = OK ] && ktap "# $t on $c reported"
+	done < /tmp/kasan.res
+	if [ -z "$R7" ] && [ "$NOK" -ne "$KASAN_EXPECT" ]; then
+		R7="$NOK of $KASAN_EXPECT expected KASAN reports found"
+	fi
+	if [ -z "$R7" ]; then ktap "ok 7 - kasan_slab_reports"; else ktap "not ok 7 - kasan_slab_reports # $R7"; fi
+fi
+
+# ---- 8: the kernel's KASAN KUnit suite -------------------------------------------
+# Built in, KUnit's executor runs it before /init: "    # Subtest: kasan",
+# "    1..N", "    ok I - case" ... and "ok M - kasan" in dmesg (the KASAN
+# reports it provokes are interleaved; only KTAP-shaped lines are kept).
+dmesg | sed 's/^\[[ 0-9.]*\] //' | awk '
+	!on && /^    # Subtest: kasan$/ { on = 1 }
+	on && /^(not )?ok [0-9]+ - kasan$/ { print "RESULT " $0; exit }
+	on && /^    (# |ok |not ok |1\.\.)/ { print substr($0, 5) }' > /tmp/kunit.out
+if [ ! -s /tmp/kunit.out ]; then
+	if [ "$KASAN_KUNIT" = 1 ]; then
+		ktap "not ok 8 - kasan_kunit # CONFIG_KASAN_KUNIT_TEST=y but no KUnit suite 'kasan' in dmesg"
+	elif [ "$KASAN_KERNEL" = 1 ]; then
+		ktap "ok 8 - kasan_kunit # SKIP CONFIG_KASAN_KUNIT_TEST is not built in"
+	else
+		ktap "ok 8 - kasan_kunit # SKIP CONFIG_KASAN is not set"
+	fi
+else
+	grep -v '^RESULT ' /tmp/kunit.out > /tmp/kunit.ktap
+	SUITE=$(sed -n 's/^RESULT //p' /tmp/kunit.out)
+	PLAN=$(sed -n 's/^1\.\.\([0-9][0-9]*\)$/\1/p' /tmp/kunit.ktap | head -n 1)
+	NRES=$(grep -cE '^(not )?ok [0-9]+' /tmp/kunit.ktap)
+	NFAIL=$(grep -c '^not ok ' /tmp/kunit.ktap)
+	R8=""
+	if [ -z "$SUITE" ]; then
+		R8="the suite has no result line (truncated?)"
+	elif [ -z "$PLAN" ]; then
+		R8="the suite printed no plan"
+	elif [ "$NRES" -ne "$PLAN" ]; then
+		R8="$NRES of $PLAN results"
+	elif [ "$NFAIL" -ne 0 ]; then
+		R8="$NFAIL of $PLAN KUnit cases failed"
+	elif [ "${SUITE#ok }" = "$SUITE" ]; then
+		R8="suite result: $SUITE"
+	fi
+	while IFS= read -r line; do
+		ktap "    $line"
+	done < /tmp/kunit.ktap
+	if [ -z "$R8" ]; then ktap "ok 8 - kasan_kunit"; else ktap "not ok 8 - kasan_kunit # $R8"; fi
 fi
 
 finish "$(uptime_s)"

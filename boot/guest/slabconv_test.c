@@ -10,7 +10,16 @@
  *
  * Two caches and a "hold" of memcg-accounted objects stay allocated until
  * rmmod, so the init script can run SLUB validate on them, look for them in
- * /proc/slabinfo and check memcg slab accounting.
+ * /proc/slabinfo and check memcg slab accounting: the charge rises while the
+ * objects are held, and drops again when the init script writes 1 to
+ * /sys/module/slabconv_test/parameters/release (the module frees them).
+ *
+ * Under CONFIG_KASAN the module also makes two deliberate bad accesses to
+ * objects of its own cache "slabconv_kasan" (an out-of-bounds read and a
+ * use-after-free read), each bracketed by "slabconv-expect: begin/end"
+ * console lines naming the bug type and cache KASAN must report.  The init
+ * script (dmesg) and the host's console scanner check the reports; a KASAN
+ * report outside such a bracket fails the run.
  *
  * Every usercopy here stays inside the slab object and inside the cache's
  * usercopy whitelist: a rejected copy BUGs the guest (that is later work).
@@ -23,10 +32,13 @@
 
 #include <linux/compiler.h>
 #include <linux/cpumask.h>
+#include <linux/kasan.h>
 #include <linux/kernel.h>
 #include <linux/mm.h>
 #include <linux/mman.h>
 #include <linux/module.h>
+#include <linux/moduleparam.h>
+#include <linux/mutex.h>
 #include <linux/log2.h>
 #include <linux/poison.h>
 #include <linux/rcupdate.h>
@@ -43,11 +55,21 @@ static char *inject = "";
 module_param(inject, charp, 0444);
 MODULE_PARM_DESC(inject, "plant a failure for the host-side detector tests: "
 		 "'warn' (a WARNING after the cases), 'fail' (case 1 fails), "
-		 "'redzone' (overwrite a red zone byte of a held object; needs slub_debug=Z or DEBUG_SLAB)");
+		 "'redzone' (overwrite a red zone byte of a held object; needs slub_debug=Z or DEBUG_SLAB), "
+		 "'noaccount' (slabconv_acct without SLAB_ACCOUNT: nothing is charged), "
+		 "'nofree' (release does not free the held objects: the charge stays), "
+		 "'kasan_missing' (KASAN: the bracketed bad accesses are not made), "
+		 "'kasan_stray' (KASAN: one more out-of-bounds read, outside the brackets), "
+		 "'kasan_wrongcache' (KASAN: the out-of-bounds read is on a kmalloc object)");
 
-static unsigned int hold_kb = 1024;
+/*
+ * Several MiB: 5.10 batches memcg statistics per CPU (up to
+ * MEMCG_CHARGE_BATCH pages of bytes per CPU and counter before they reach
+ * memory.stat), so the held amount must dwarf 2 x 128 KiB.
+ */
+static unsigned int hold_kb = 4096;
 module_param(hold_kb, uint, 0444);
-MODULE_PARM_DESC(hold_kb, "KiB of SLAB_ACCOUNT objects held until rmmod (memcg check)");
+MODULE_PARM_DESC(hold_kb, "KiB of SLAB_ACCOUNT objects held until released or rmmod (memcg check)");
 
 enum result { PASS, FAIL, SKIP };
 
@@ -76,6 +98,7 @@ static struct kmem_cache *acct_cache;	/* SLAB_ACCOUNT, whole object whitelisted 
 static void **hold;
 static unsigned int hold_nr;
 static void *planted;		/* inject=redzone victim, freed at rmmod */
+static DEFINE_MUTEX(hold_lock);	/* hold, hold_nr: release vs rmmod */
 
 static noinline size_t opaque(size_t n)
 {
@@ -1300,15 +1323,127 @@ static const struct test_case cases[] = {
 	{ "kfree_remote_cpu", t_kfree_remote_cpu },
 };
 
+/* ---- KASAN: deliberate bad accesses and the reports they must produce ---- */
+
+#ifdef CONFIG_KASAN
+#define KASAN_OBJ	120	/* a multiple of KASAN's 8-byte granule */
+#define KASAN_CACHE	"slabconv_kasan"
+#define KASAN_EXPECTED	2
+
+/* A volatile sink keeps the bad reads (as lib/test_kasan.c's globals do). */
+static volatile u8 kasan_sink;
+
+/*
+ * The brackets for boot/console.py and init.sh: between
+ * "slabconv-expect: begin kasan TYPE CACHE" and "slabconv-expect: end kasan"
+ * there must be a KASAN report of bug type TYPE on an object that belongs to
+ * CACHE; a KASAN report anywhere else fails the run.  Not KTAP (no
+ * "slabconv-ktap: " prefix): kernel lines with their timestamp.
+ */
+static void expect_begin(const char *type)
+{
+	printk(KERN_INFO "slabconv-expect: begin kasan %s " KASAN_CACHE "\n", type);
+}
+
+static void expect_end(void)
+{
+	printk(KERN_INFO "slabconv-expect: end kasan\n");
+}
+
+static noinline void kasan_bad_read(const u8 *p, size_t off)
+{
+	kasan_sink = p[opaque(off)];
+}
+
+/*
+ * KASAN reports only its first bug unless multi-shot is on (kasan_multi_shot
+ * on the command line, which the boot of the kasan configuration passes);
+ * 5.10 also lets a module turn it on for a while, as lib/test_kasan.c does,
+ * which also keeps panic_on_warn from ending the guest on these reports.
+ * Later kernels keep those two functions private to mm/kasan/.
+ */
+#if LINUX_VERSION_CODE < KERNEL_VERSION(5, 11, 0)
+#define kasan_multi_shot_on()		kasan_save_enable_multi_shot()
+#define kasan_multi_shot_restore(m)	kasan_restore_multi_shot(m)
+#else
+#define kasan_multi_shot_on()		true
+#define kasan_multi_shot_restore(m)	do { (void)(m); } while (0)
+#endif
+
+/*
+ * An out-of-bounds read just past an object of KASAN_CACHE (its right red
+ * zone: "slab-out-of-bounds") and a read of a freed one (in the quarantine:
+ * "use-after-free").  Each report describes the object through KASAN's
+ * address-to-slab lookup (kasan_addr_to_slab() and slab->slab_cache after
+ * the series), which prints "belongs to the cache KASAN_CACHE".
+ */
+static void kasan_reports(void)
+{
+	bool missing = !strcmp(inject, "kasan_missing");
+	struct kmem_cache *s;
+	u8 *oob, *uaf, *km = NULL;
+	bool multishot;
+
+	pr_info("# kasan: expect %d reports on " KASAN_CACHE ", kunit %d\n",
+		KASAN_EXPECTED, IS_BUILTIN(CONFIG_KASAN_KUNIT_TEST));
+	s = kmem_cache_create(KASAN_CACHE, KASAN_OBJ, 0, 0, NULL);
+	if (!s) {
+		pr_info("# kasan: kmem_cache_create(" KASAN_CACHE ") failed\n");
+		return;
+	}
+	oob = kmem_cache_alloc(s, GFP_KERNEL);
+	uaf = kmem_cache_alloc(s, GFP_KERNEL);
+	if (!strcmp(inject, "kasan_wrongcache"))
+		km = kmalloc(opaque(KASAN_OBJ), GFP_KERNEL);
+	if (!oob || !uaf || (!km && !strcmp(inject, "kasan_wrongcache"))) {
+		pr_info("# kasan: allocation failed\n");
+		goto out;
+	}
+	multishot = kasan_multi_shot_on();
+
+	expect_begin("slab-out-of-bounds");
+	if (!missing)
+		kasan_bad_read(km ?: oob, KASAN_OBJ);
+	expect_end();
+
+	kmem_cache_free(s, uaf);
+	expect_begin("use-after-free");
+	if (!missing)
+		kasan_bad_read(uaf, 0);
+	expect_end();
+	uaf = NULL;
+
+	kasan_multi_shot_restore(multishot);
+	if (!strcmp(inject, "kasan_stray")) {
+		pr_info("# inject=kasan_stray: an out-of-bounds read outside the brackets\n");
+		kasan_bad_read(oob, KASAN_OBJ);
+	}
+out:
+	kfree(km);
+	if (uaf)
+		kmem_cache_free(s, uaf);
+	if (oob)
+		kmem_cache_free(s, oob);
+	kmem_cache_destroy(s);
+}
+#else
+static void kasan_reports(void)
+{
+}
+#endif
+
 static void hold_objects(void)
 {
 	unsigned int i, want = hold_kb * 1024 / ACCT_OBJ;
 
 	if (!acct_cache || !want)
 		return;
+	mutex_lock(&hold_lock);
 	hold = kcalloc(want, sizeof(void *), GFP_KERNEL);
-	if (!hold)
+	if (!hold) {
+		mutex_unlock(&hold_lock);
 		return;
+	}
 	for (i = 0; i < want; i++) {
 		hold[i] = kmem_cache_alloc(acct_cache, GFP_KERNEL);
 		if (!hold[i])
@@ -1316,7 +1451,8 @@ static void hold_objects(void)
 		memset(hold[i], 0x3c, ACCT_OBJ);
 	}
 	hold_nr = i;
-	pr_info("# held %u accounted objects of %u bytes\n", hold_nr, ACCT_OBJ);
+	mutex_unlock(&hold_lock);
+	pr_info("# held %u accounted objects of %u bytes\n", i, ACCT_OBJ);
 }
 
 /*
@@ -1354,19 +1490,62 @@ static void plant_redzone(void)
 	pr_info("# inject=redzone: overwrote the red zone after a slabconv_uc object\n");
 }
 
-static void release_objects(void)
+/*
+ * Free the held SLAB_ACCOUNT objects (their memcg charge must drop).  With
+ * KASAN, kmem_cache_free() parks objects in the quarantine, and 5.10's SLUB
+ * uncharges an object only when it really frees it (memcg_slab_free_hook()
+ * in do_slab_free()): kmem_cache_shrink() flushes this cache's objects out
+ * of the quarantine (kasan_cache_shrink()).  Without KASAN it only gives
+ * empty slabs back, which the per-object charge does not see.
+ */
+static void release_hold(bool unload)
 {
-	unsigned int i;
+	unsigned int i, n;
 
-	if (planted)
-		kmem_cache_free(uc_cache, planted);
-	planted = NULL;
-
-	for (i = 0; i < hold_nr; i++)
+	mutex_lock(&hold_lock);
+	n = hold_nr;
+	if (n && !unload && !strcmp(inject, "nofree")) {
+		mutex_unlock(&hold_lock);
+		pr_info("# inject=nofree: release keeps the %u held objects until rmmod\n", n);
+		return;
+	}
+	for (i = 0; i < n; i++)
 		kmem_cache_free(acct_cache, hold[i]);
 	kfree(hold);
 	hold = NULL;
 	hold_nr = 0;
+	if (n)
+		kmem_cache_shrink(acct_cache);
+	mutex_unlock(&hold_lock);
+	if (n && !unload)
+		pr_info("# released %u accounted objects\n", n);
+}
+
+/* echo 1 > /sys/module/slabconv_test/parameters/release */
+static int release_set(const char *val, const struct kernel_param *kp)
+{
+	bool v;
+	int err = kstrtobool(val, &v);
+
+	if (err)
+		return err;
+	if (v)
+		release_hold(false);
+	return 0;
+}
+
+static const struct kernel_param_ops release_ops = {
+	.set = release_set,
+};
+module_param_cb(release, &release_ops, NULL, 0200);
+MODULE_PARM_DESC(release, "write 1: free the held SLAB_ACCOUNT objects now (memcg check: the charge drops)");
+
+static void release_objects(void)
+{
+	if (planted)
+		kmem_cache_free(uc_cache, planted);
+	planted = NULL;
+	release_hold(true);
 }
 
 static int __init slabconv_test_init(void)
@@ -1378,7 +1557,8 @@ static int __init slabconv_test_init(void)
 	uc_cache = kmem_cache_create_usercopy("slabconv_uc", UC_OBJ, 0, 0,
 					      UC_USEROFF, UC_USERSIZE, NULL);
 	acct_cache = kmem_cache_create_usercopy("slabconv_acct", ACCT_OBJ, 0,
-						SLAB_ACCOUNT, 0, ACCT_OBJ, NULL);
+						strcmp(inject, "noaccount") ? SLAB_ACCOUNT : 0,
+						0, ACCT_OBJ, NULL);
 	ubuf = vm_mmap(NULL, 0, UBUF_SIZE, PROT_READ | PROT_WRITE,
 		       MAP_ANONYMOUS | MAP_PRIVATE, 0);
 	if (ubuf >= TASK_SIZE) {
@@ -1426,6 +1606,7 @@ static int __init slabconv_test_init(void)
 
 	if (!strcmp(inject, "redzone"))
 		plant_redzone();
+	kasan_reports();
 	if (!strcmp(inject, "warn"))
 		WARN(1, "slabconv_test: planted warning (inject=warn)\n");
 	return 0;
