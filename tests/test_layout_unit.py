@@ -221,3 +221,53 @@ def test_sync_replaces_only_what_differs_and_keeps_o_dirs(tmp_path):
     (src / "mm/c.c").unlink()
     assert tree.sync(snap, src, skip=("o-x",)) == ["mm/c.c"]
     assert not (snap / "mm/c.c").exists()
+
+
+def _tree(root, files):
+    for rel, text in files.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text)
+    return root
+
+
+def test_prepare_tree_links_the_baseline_never_the_patched_tree(tmp_path):
+    base = _tree(tmp_path / "base", {"Makefile": "m\n", "mm/a.c": "a\n", "mm/b.c": "b\n",
+                                      "mm/gone.c": "g\n"})
+    src = _tree(tmp_path / "src", {"Makefile": "m\n", "mm/a.c": "A\n", "mm/b.c": "b\n",
+                                    "mm/new.c": "n\n"})
+    work = tmp_path / "work"
+    snap, done = layout.prepare_tree(src, work, base)          # changes found by comparison
+    assert done is None
+    assert (snap / "mm/a.c").read_text() == "A\n" and (snap / "mm/new.c").is_file()
+    assert not (snap / "mm/gone.c").exists()
+    assert os.stat(snap / "mm/b.c").st_ino == os.stat(base / "mm/b.c").st_ino
+    for f in ("Makefile", "mm/a.c", "mm/b.c", "mm/new.c"):   # nothing linked into src
+        assert os.stat(src / f).st_nlink == 1, f
+    (snap / "o-x").mkdir()
+    (snap / "o-x/keep.o").write_text("obj")
+    # same content again (a git checkout rewrote the files): nothing replaced
+    (src / "mm/a.c").unlink()
+    (src / "mm/a.c").write_text("A\n")
+    snap, done = layout.prepare_tree(src, work, base, ["mm/a.c", "mm/gone.c", "mm/new.c"])
+    assert done == [] and (snap / "o-x/keep.o").is_file()
+    # a.c back to the baseline: a copy with a new mtime, not the baseline's link
+    os.utime(base / "mm/a.c", ns=(1, 1))
+    snap, done = layout.prepare_tree(src, work, base, ["mm/gone.c", "mm/new.c"])
+    assert done == ["mm/a.c"] and (snap / "mm/a.c").read_text() == "a\n"
+    assert os.stat(snap / "mm/a.c").st_ino != os.stat(base / "mm/a.c").st_ino
+    assert os.stat(snap / "mm/a.c").st_mtime_ns > 1
+    # another baseline: a new snapshot, the old O= dirs gone with it
+    other = tree.snapshot(base, tmp_path / "other")
+    snap, done = layout.prepare_tree(src, work, other, ["mm/a.c"])
+    assert done is None and not (snap / "o-x").exists()
+
+
+def test_prepare_tree_without_a_baseline_copies(tmp_path):
+    src = _tree(tmp_path / "src", {"Makefile": "m\n", "mm/a.c": "a\n"})
+    snap, done = layout.prepare_tree(src, tmp_path / "work")
+    assert done is None and os.stat(src / "mm/a.c").st_nlink == 1
+    assert (snap / "mm/a.c").read_text() == "a\n"
+    (src / "mm/a.c").write_text("A\n")                    # in place: the copy is unaffected
+    snap, done = layout.prepare_tree(src, tmp_path / "work")
+    assert done == ["mm/a.c"] and (snap / "mm/a.c").read_text() == "A\n"

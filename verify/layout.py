@@ -26,14 +26,18 @@ line of mm_types.h and gcc's message), or the other compiler errors (a
 conversion that does not type-check on that configuration).  An object that
 does not include mm_types.h (the asserts were not compiled) fails too.
 
-Builds: out_root/layout/tree/ is a hard-link snapshot of the patched tree,
-kept between runs and brought to the tree's content in place (only files
-whose content differs are replaced), with one O= per combination inside it
-(tree/o-<combination>, srctree=".."): a rerun on the same series compiles
-nothing, a changed header recompiles what includes it (through ccache).
+Builds: out_root/layout/tree/ is a hard-link snapshot of the baseline tree
+(the pristine source) with copies of the files the series changes, kept
+between runs and brought to the patched tree's content in place (only the
+files whose content differs are replaced, by new files), with one O= per
+combination inside it (tree/o-<combination>, srctree=".."): a rerun on the
+same series compiles nothing, a changed header recompiles what includes it
+(through ccache).  Nothing is ever hard-linked into the patched tree: a git
+work tree whose files gain a link (a new ctime) is rewritten whole by its
+next `git checkout -f`.
 
-Command line: `python3 -m verify.layout --tree DIR [--configs a,b]
-[--objects mm/slub.o] [--json FILE]` on any patched tree;
+Command line: `python3 -m verify.layout --tree DIR [--baseline DIR]
+[--configs a,b] [--objects mm/slub.o] [--json FILE]` on any patched tree;
 `python3 -m slabconv layout` applies the committed series first.
 Exit 0 when every combination is ok, 1 when one fails, 2 when the tree has
 no struct slab asserts, 3 for a missing tool.
@@ -44,6 +48,7 @@ import argparse
 import json
 import os
 import re
+import subprocess
 import sys
 import time
 from dataclasses import asdict, dataclass, field
@@ -338,19 +343,109 @@ def _o_dirs(snap: Path) -> tuple:
     return tuple(e for e in os.listdir(snap) if e.startswith(O_PREFIX)) if snap.is_dir() else ()
 
 
-def prepare_tree(src: Path, work: Path) -> tuple:
-    """work/tree = the content of src (a snapshot made once, then synced in
-    place, its O= dirs kept).  Returns (snapshot, changed files or None)."""
+STAMP = "tree.json"
+
+
+def _same(a: Path, b: Path) -> bool:
+    """Same content (both absent counts as the same)."""
+    try:
+        sa = os.lstat(a)
+    except FileNotFoundError:
+        sa = None
+    try:
+        sb = os.lstat(b)
+    except FileNotFoundError:
+        sb = None
+    if sa is None or sb is None:
+        return sa is None and sb is None
+    return T._same_content(str(a), str(b), sa, sb)
+
+
+def _fresh(snap: Path) -> None:
+    """Remove a snapshot and its O= dirs (their objects were built from
+    other sources, whose timestamps make would trust)."""
+    T.remove(snap)
+
+
+def prepare_tree(src: Path, work: Path, base: Optional[Path] = None,
+                 changed: Optional[list] = None) -> tuple:
+    """work/tree = the content of src, kept between runs with its O= dirs.
+    Returns (snapshot, the files replaced since the last run, or None for a
+    new snapshot).
+
+    With `base` (a tree that is never modified, such as the pristine source
+    the series applies to): a hard-link snapshot of base with copies of the
+    files where src differs (`changed`, e.g. from git; else found by
+    comparing the trees); a rerun compares only those and the ones it
+    replaced last time.  Without base: a real copy of src, compared file by
+    file on a rerun.  Never a hard link into src: a git work tree whose
+    files gain a link (a new ctime) is rewritten whole by its next
+    `git checkout -f`."""
     snap = work / "tree"
-    if (snap / "Makefile").is_file():
-        changed = T.sync(snap, src, skip=_o_dirs(snap))
-        slog.info("layout", f"{snap}: {len(changed)} file(s) changed since the last run"
-                            + (f": {', '.join(changed[:6])}{' ...' if len(changed) > 6 else ''}"
-                               if changed else ""))
-        return snap, changed
-    slog.info("layout", f"snapshot of {src} -> {snap}")
-    T.snapshot(src, snap)
-    return snap, None
+    stamp = work / STAMP
+    try:
+        st = json.loads(stamp.read_text()) if stamp.is_file() else {}
+    except ValueError:
+        st = {}
+    have = (snap / "Makefile").is_file()
+    if base is None:
+        if have and st.get("base", "?") is None:
+            done = T.sync(snap, src, skip=_o_dirs(snap))
+            _log_changes(snap, done)
+            return snap, done
+        slog.info("layout", f"copy of {src} -> {snap}")
+        stamp.unlink(missing_ok=True)
+        _fresh(snap)
+        snap.mkdir(parents=True)
+        entries = [str(src / e) for e in T._top_entries(src)]
+        cp = subprocess.run(["cp", "-a", "--reflink=auto", *entries, str(snap)],
+                            stderr=subprocess.PIPE, text=True)
+        if cp.returncode != 0:
+            raise SlabconvError(f"cannot copy {src} to {snap}: {cp.stderr.strip()}")
+        stamp.write_text(json.dumps({"base": None}) + "\n")
+        return snap, None
+
+    base = Path(base).resolve()
+    if changed is None:
+        c, a, r = T.diff_trees(base, src)
+        changed = c + a + r
+    changed = sorted(set(changed))
+    fresh = not have or st.get("base") != str(base)
+    stamp.unlink(missing_ok=True)          # an interrupted update: a new snapshot next time
+    if fresh:
+        slog.info("layout", f"snapshot of {base} + {len(changed)} file(s) of {src} -> {snap}")
+        _fresh(snap)
+        T.snapshot(base, snap)
+        previous = []
+    else:
+        previous = st.get("overlaid", [])
+    from_src, from_base, remove = [], [], []
+    cset = set(changed)
+    for rel in sorted(cset | set(previous)):
+        want = (src if rel in cset else base) / rel
+        if _same(want, snap / rel):
+            continue
+        if not (os.path.lexists(want)):
+            remove.append(rel)
+        elif rel in cset:
+            from_src.append(rel)
+        else:
+            from_base.append(rel)        # back to the baseline: a copy (mtime now), not a link
+    T._apply(snap, src, from_src, [], remove)
+    T._apply(snap, base, from_base, [], [])
+    stamp.write_text(json.dumps({"base": str(base), "src": str(src), "overlaid": changed},
+                                indent=1) + "\n")
+    done = sorted(from_src + from_base + remove)
+    if fresh:
+        return snap, None
+    _log_changes(snap, done)
+    return snap, done
+
+
+def _log_changes(snap: Path, done: list) -> None:
+    slog.info("layout", f"{snap}: {len(done)} file(s) changed since the last run"
+                        + (f": {', '.join(done[:6])}{' ...' if len(done) > 6 else ''}"
+                           if done else ""))
 
 
 def _includes_header(out: Path, obj: str) -> bool:
@@ -390,9 +485,12 @@ def check_combo(snap: Path, combo: str, objects=OBJECTS, asserts=(), jobs: int =
 
 
 def check(tree, out_root, combos=COMBOS, objects=OBJECTS, *, jobs: int = 2,
-          report: bool = True) -> LayoutResult:
+          report: bool = True, base=None, changed=None) -> LayoutResult:
     """The layout check of the patched kernel tree `tree` (only read) in each
-    configuration of `combos`; builds under out_root/layout/."""
+    configuration of `combos`; builds under out_root/layout/.  base: the
+    tree the patched one was made from (hard-linked, so it must never be
+    modified), changed: the files where they differ (else found by
+    comparison); without base the tree is copied (see prepare_tree)."""
     from . import config_lock
     t0 = time.monotonic()
     tree = Path(tree).resolve()
@@ -409,7 +507,7 @@ def check(tree, out_root, combos=COMBOS, objects=OBJECTS, *, jobs: int = 2,
     work = out_root / DIR_NAME
     work.mkdir(parents=True, exist_ok=True)
     with config_lock(out_root, DIR_NAME):
-        snap, changed = prepare_tree(tree, work)
+        snap, changed = prepare_tree(tree, work, base, changed)
         results = [check_combo(snap, c, objects, asserts, jobs) for c in combos]
     r = LayoutResult(ok=all(c.ok for c in results), tree=tree, asserts=asserts,
                      combos=results, objects=tuple(objects), changed=changed,
@@ -434,6 +532,8 @@ def seed(from_root, to_root) -> Path:
         raise SlabconvError(f"no layout build in {from_root} to copy", exit_code=2)
     odirs = _o_dirs(src)
     T.snapshot(src, dst, skip=odirs)
+    if (src.parent / STAMP).is_file():
+        (dst_work / STAMP).write_text((src.parent / STAMP).read_text())
     for o in odirs:
         cp = subprocess.run(["cp", "-a", "--reflink=auto", str(src / o), str(dst / o)],
                             stderr=subprocess.PIPE, text=True)
@@ -454,10 +554,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("-j", "--jobs", type=int, default=2)
 
 
-def run_and_report(tree, out_root, args) -> int:
+def run_and_report(tree, out_root, args, base=None, changed=None) -> int:
     from slabconv.cliutil import comma_list, write_json
     r = check(tree, out_root, comma_list(args.configs), comma_list(args.objects),
-              jobs=args.jobs)
+              jobs=args.jobs, base=base, changed=changed)
     write_json(args.json, r.to_dict())
     print(r.summary())
     return 0 if r.ok else 1
@@ -472,10 +572,13 @@ def main(argv=None) -> int:
     ap.add_argument("--tree", required=True, type=Path, help="the patched kernel tree (only read)")
     ap.add_argument("--out-root", type=Path, help="where builds go (default: the cache's "
                                                   "build/layout/)")
+    ap.add_argument("--baseline", type=Path,
+                    help="the tree the patched one was made from, never modified (hard-linked "
+                         "into the build snapshot; without it the patched tree is copied)")
     add_arguments(ap)
     args = ap.parse_args(argv)
     return guarded(lambda: run_and_report(args.tree, args.out_root or cache_dir("build", "layout"),
-                                          args))
+                                          args, base=args.baseline))
 
 
 if __name__ == "__main__":
