@@ -138,6 +138,23 @@ def test_inherited_findings_are_marked_with_the_baseline_line():
     assert fwd[2].inherited is None           # the commit message is never inherited
 
 
+def test_inherited_by_the_quoted_line_when_checkpatch_numbers_a_neighbour():
+    """checkpatch's #N for a multi-line statement can be the line after the
+    one it quotes: in the reversed run that is the patch's added line."""
+    lines = PATCH.split("\n")
+    added = lines.index("+\th(y);") + 1
+    fwd = [C.Finding("CHECK", "PARENTHESIS_ALIGNMENT", "Alignment should match open parenthesis",
+                     added, "mm/slub.c", 13, ["+\th(y);", " }"])]
+    rev = [C.Finding("CHECK", "PARENTHESIS_ALIGNMENT", "Alignment should match open parenthesis",
+                     added, "mm/slub.c", 13, ["+\th(x);", " }"])]
+    assert C.mark_inherited(fwd, rev, PATCH) == 1
+    assert fwd[0].inherited == "mm/slub.c:13 before the patch: h(x);"
+    # a reversed complaint whose quoted lines the patch does not remove: not inherited
+    fwd[0].inherited = None
+    rev[0].excerpt = ["+\tsomething(else);"]
+    assert C.mark_inherited(fwd, rev, PATCH) == 0
+
+
 def _result(findings_per_patch):
     ps = [C.PatchResult(f"{i + 1:04d}-p.patch", f"subject {i}", fs, {})
           for i, fs in enumerate(findings_per_patch)]

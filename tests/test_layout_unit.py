@@ -271,3 +271,12 @@ def test_prepare_tree_without_a_baseline_copies(tmp_path):
     (src / "mm/a.c").write_text("A\n")                    # in place: the copy is unaffected
     snap, done = layout.prepare_tree(src, tmp_path / "work")
     assert done == ["mm/a.c"] and (snap / "mm/a.c").read_text() == "A\n"
+
+
+def test_command_lines_parse():
+    from slabconv.cli import build_parser
+    a = build_parser().parse_args(["layout", "--configs", "layout-i386", "--json", "x.json"])
+    assert a.func.__name__ == "cmd_layout" and a.configs == "layout-i386"
+    assert a.objects == ",".join(layout.OBJECTS)
+    a = build_parser().parse_args(["checkpatch", "--strict", "--brief"])
+    assert a.func.__name__ == "cmd_checkpatch" and a.strict and a.brief

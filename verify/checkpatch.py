@@ -211,12 +211,19 @@ def mark_inherited(findings: list, reversed_findings: list, patch_text: str) -> 
         h = hunk_of(f.patch_line) if f.patch_line else None
         if h is None:
             continue
+        removed = {ln[1:] for ln in lines[h[0] - 1:h[1]] if ln.startswith("-")}
         for r in reversed_findings:
             if key(r) != key(f) or hunk_of(r.patch_line) != h:
                 continue
-            if not lines[r.patch_line - 1].startswith("-"):
-                continue                    # reported on a line the patch keeps
-            old = lines[r.patch_line - 1][1:].strip()
+            # The reversed run quotes the lines it complains about; the ones
+            # it adds are the lines this patch removes.  (checkpatch's #N of
+            # a multi-line statement may name a neighbouring line.)
+            olds = [x[1:] for x in r.excerpt if x.startswith("+") and x[1:] in removed]
+            if not olds and lines[r.patch_line - 1].startswith("-"):
+                olds = [lines[r.patch_line - 1][1:]]
+            if not olds:
+                continue                    # not on a line the patch removes
+            old = olds[0].strip()
             f.inherited = f"{r.file}:{r.line} before the patch: {old}" if r.file else old
             n_marked += 1
             break
