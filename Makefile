@@ -18,7 +18,7 @@ SLABCONV := $(PY) -m slabconv
 SRC_ARGS := --kernel $(KERNEL) $(if $(TREE),--tree $(TREE))
 CFG_ARGS := $(if $(CONFIG),--config $(CONFIG))
 
-.PHONY: all help deps fetch regen verify residue boot bench review test test-fast
+.PHONY: all help deps fetch regen verify layout checkpatch residue boot bench review test test-fast
 
 all: deps ## regen, verify and boot on KERNEL (the main job)
 	$(SLABCONV) all $(SRC_ARGS) $(CFG_ARGS)
@@ -37,6 +37,12 @@ regen: deps ## regenerate the series into generated-patches/KERNEL/
 
 verify: deps ## build baseline and patched kernels per allocator; gate on new warnings
 	$(SLABCONV) verify $(SRC_ARGS) $(CFG_ARGS)
+
+layout: deps ## build struct slab's layout asserts: x86_64 and i386, with and without MEMCG
+	$(SLABCONV) layout $(SRC_ARGS)
+
+checkpatch: deps ## the baseline tree's checkpatch.pl on every patch: fail on an ERROR, list warnings
+	$(SLABCONV) checkpatch $(SRC_ARGS)
 
 residue: deps ## list the uses of struct page left in the slab code (STRICT=1: fail on any not allowed)
 	$(SLABCONV) residue $(SRC_ARGS) $(if $(STRICT),--strict)

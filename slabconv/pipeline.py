@@ -65,7 +65,7 @@ def apply_series(src: Source, patches_dir: Path) -> Applied:
         wt.git("am", "--abort", check=False)
         raise SlabconvError(f"the series in {patches_dir} does not apply to {src.source_id}:\n{e}")
     base = wt.git("rev-parse", BASE_TAG).strip()
-    touched = wt.git("diff", "--name-only", f"{BASE_TAG}..HEAD").split()
+    touched = wt.git("diff", "--name-only", "--no-renames", f"{BASE_TAG}..HEAD").split()
     return Applied(src, wt.path, base, patches, touched)
 
 
@@ -216,6 +216,26 @@ def cmd_residue(args) -> int:
     return residue.report(rr, args)
 
 
+def cmd_layout(args) -> int:
+    """The series applied with git am; struct slab's asserts built in the
+    layout configurations (verify/layout.py)."""
+    from verify import layout
+    src = _src(args)
+    ap = apply_series(src, series_dir(src, args.output))
+    return layout.run_and_report(ap.tree, paths.cache_dir("build", ap.src.version), args,
+                                 base=ap.src.tree, changed=ap.touched)
+
+
+def cmd_checkpatch(args) -> int:
+    """The kernel's own scripts/checkpatch.pl, from the baseline tree, on
+    every patch of the series (verify/checkpatch.py)."""
+    from verify import checkpatch
+    src = _src(args)
+    return checkpatch.run_and_report(src.tree, series_dir(src, args.output), args,
+                                     default_json=paths.cache_dir("runs") /
+                                     f"checkpatch-{src.version}.json")
+
+
 def _bisect_configs(args) -> tuple:
     from .cliutil import comma_list
     v = getattr(args, "bisect_configs", None)
@@ -352,6 +372,22 @@ def add_commands(sub, common) -> None:
                                 "(comma-separated; 'none' skips the per-patch check; "
                                 "default: %(default)s)")
         p.set_defaults(func=func)
+
+    from verify import checkpatch, layout
+    p = sub.add_parser("layout", help="apply the series and build the objects that carry "
+                                      "struct slab's static_asserts (x86_64 and i386, with and "
+                                      "without MEMCG)")
+    common(p)
+    p.add_argument("--output", "-o", default=None, help="the series directory")
+    layout.add_arguments(p)
+    p.set_defaults(func=cmd_layout)
+
+    p = sub.add_parser("checkpatch", help="run the baseline tree's scripts/checkpatch.pl on "
+                                          "every patch of the series; fail on an ERROR")
+    common(p)
+    p.add_argument("--output", "-o", default=None, help="the series directory")
+    checkpatch.add_arguments(p)
+    p.set_defaults(func=cmd_checkpatch)
 
     from verify import residue
     p = sub.add_parser("residue", help="apply the series and list the uses of struct page "

@@ -271,10 +271,12 @@ def image_path(out: Path, arch: str) -> Path:
 def build(src, out, *, targets=DEFAULT_TARGETS, jobs: int = 2, arch: str = "x86_64",
           config: Optional[str] = None, label: Optional[str] = None,
           log: Optional[Path] = None, use_ccache: Optional[bool] = None,
-          quiet: bool = False) -> BuildResult:
+          quiet: bool = False, keep_going: bool = False) -> BuildResult:
     """Build `targets` of the source tree `src` in O=`out` (configured already,
     or `config` names a configuration of verify.kconfig to apply first).
-    quiet: no start/end lines on stderr (progress every PROGRESS_EVERY s stays)."""
+    quiet: no start/end lines on stderr (progress every PROGRESS_EVERY s stays).
+    keep_going: `make -k`, so that every target that can be built is (the
+    errors of each failing object are in the log)."""
     src, out = Path(src).resolve(), Path(out).resolve()
     if shutil.which("make") is None:
         raise SlabconvError("'make' not found; install the Debian package 'make'", exit_code=3)
@@ -293,7 +295,8 @@ def build(src, out, *, targets=DEFAULT_TARGETS, jobs: int = 2, arch: str = "x86_
     env = build_env(src, out)
     if use_ccache is None:
         use_ccache = have_ccache()
-    cmd = make_args(src, out, arch, jobs, use_ccache=use_ccache) + list(targets)
+    cmd = make_args(src, out, arch, jobs, use_ccache=use_ccache) + \
+        (["-k"] if keep_going else []) + list(targets)
     before = ccache_counters(env)
     if not quiet:
         slog.info("verify", f"{label}: make {' '.join(targets)} in {out} (-j{jobs}"

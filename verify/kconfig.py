@@ -38,6 +38,12 @@ CONFIGS = {
     "mm-users": ("x86_64", ["base-x86_64", "slub", "mm-users"]),
     "slob": ("x86_64", ["base-x86_64", "slob"]),
     "iommu": ("x86_64", ["base-x86_64", "slub", "iommu"]),
+    # verify/layout.py: struct slab's static_asserts on both word sizes, with
+    # and without the memcg word (tinyconfig + SLUB; no boot options needed).
+    "layout-x86_64": ("x86_64", ["arch-x86_64", "layout-base", "slub", "memcg"]),
+    "layout-x86_64-nomemcg": ("x86_64", ["arch-x86_64", "layout-base", "slub", "nomemcg"]),
+    "layout-i386": ("i386", ["arch-i386", "layout-base", "slub", "memcg"]),
+    "layout-i386-nomemcg": ("i386", ["arch-i386", "layout-base", "slub", "nomemcg"]),
 }
 
 _SET_RE = re.compile(r"^(CONFIG_[A-Za-z0-9_]+)=(.*)$")

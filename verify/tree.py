@@ -178,6 +178,21 @@ def overlay(base_snap, new_src, dst, *, skip=()) -> list:
     base_snap, new_src, dst = Path(base_snap), Path(new_src).resolve(), Path(dst)
     changed, added, removed = diff_trees(base_snap, new_src, skip_a=skip)
     snapshot(base_snap, dst, skip=skip)
+    return _apply(dst, new_src, changed, added, removed)
+
+
+def sync(dst, new_src, *, skip=()) -> list:
+    """Bring the snapshot dst (its `skip` top-level entries, O= dirs, left
+    alone) to new_src's content in place: the files whose content differs
+    are replaced by real copies (mtime now), added and removed; a file with
+    the same content keeps its timestamp, so an incremental build in dst
+    rebuilds exactly what the difference touches.  Returns the changed paths."""
+    dst, new_src = Path(dst), Path(new_src).resolve()
+    changed, added, removed = diff_trees(dst, new_src, skip_a=skip)
+    return _apply(dst, new_src, changed, added, removed)
+
+
+def _apply(dst: Path, new_src: Path, changed, added, removed) -> list:
     for rel in removed:
         p = dst / rel
         if p.is_dir() and not p.is_symlink():
