@@ -395,7 +395,9 @@ def regenerate(tree: Path, source_id: str, *, version: str, output: Path | None,
         wt.sync_index()     # the index matches HEAD, also after a failed entry
     patches: list[Path] = []
     if output is not None:
-        patches = write_series(wt, series, output, source_id, skipped, verdicts)
+        # the per-entry verdicts matter where the kernel has struct slab already
+        patches = write_series(wt, series, output, source_id, skipped,
+                               verdicts if converted_at else ())
     return RegenResult(wt, results, time.monotonic() - t0, output, patches, skipped, verdicts,
                        converted_at)
 
