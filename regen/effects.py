@@ -59,6 +59,27 @@ def _norm(t: str) -> str:
     return re.sub(r"\s*\*\s*", " *", t)
 
 
+def struct_span(stripped: str, name: str) -> tuple[int, int] | None:
+    """Where the body of `struct <name> { ... }` lies in comment-stripped
+    text: (just after its '{', its closing '}'), or (start, -1) when it is
+    not closed; None when the text does not define it."""
+    m = re.search(r"^struct\s+%s\s*\{" % re.escape(name), stripped, re.M)
+    if not m:
+        return None
+    depth, i = 1, m.end()
+    while i < len(stripped) and depth:
+        depth += {"{": 1, "}": -1}.get(stripped[i], 0)
+        i += 1
+    return (m.end(), i - 1) if not depth else (m.end(), -1)
+
+
+def struct_body(src: str, name: str) -> str | None:
+    """The comment-stripped body of struct `name` in `src` (None: not defined there)."""
+    s = strip_comments(src)
+    span = struct_span(s, name)
+    return None if span is None else s[span[0]:span[1] if span[1] >= 0 else len(s)]
+
+
 def parameter_lists(src: str, function: str) -> list[list[str]]:
     """Parameter lists of every declaration or definition of `function`."""
     s = strip_comments(src)

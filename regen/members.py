@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 from slabconv.log import SlabconvError
 
-from .effects import strip_comments
+from .effects import strip_comments, struct_span
 
 
 @dataclass
@@ -167,20 +167,15 @@ def remove_members(text: str, struct: str, names: list[str]) -> tuple[str, list[
     """`text` with the members called `names` removed from the definition of
     `struct <struct>`; also returns the names removed, in `names` order."""
     s = strip_comments(text)
-    m = re.search(r"^struct\s+%s\s*\{" % re.escape(struct), s, re.M)
-    if not m:
+    span = struct_span(s, struct)
+    if span is None:
         raise SlabconvError(f"remove members: no definition of struct {struct}")
-    lo = m.end()
-    depth, i = 1, lo
-    while i < len(s) and depth:
-        depth += {"{": 1, "}": -1}.get(s[i], 0)
-        i += 1
-    if depth:
+    if span[1] < 0:
         raise SlabconvError(f"remove members: struct {struct} is not closed")
     gone = set(names)
     spans: list[tuple[int, int]] = []
     found: set[str] = set()
-    _collect(_parse(s, lo, i - 1), gone, spans, found)
+    _collect(_parse(s, *span), gone, spans, found)
     missing = [n for n in names if n not in found]
     if missing:
         raise SlabconvError(f"remove members: struct {struct} has no removable member "

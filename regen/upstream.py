@@ -70,18 +70,6 @@ SEARCH = ["mm/slab.h", "include/linux/mm_types.h", "include/linux/page-flags.h",
           "include/linux/slab_def.h", "include/linux/mm.h", "mm/kasan/kasan.h"]
 
 
-def _struct_body(src: str, name: str) -> str | None:
-    s = effects.strip_comments(src)
-    m = re.search(r"^struct %s \{" % re.escape(name), s, re.M)
-    if not m:
-        return None
-    depth, i = 1, m.end()
-    while i < len(s) and depth:
-        depth += {"{": 1, "}": -1}.get(s[i], 0)
-        i += 1
-    return s[m.end():i]
-
-
 def classify(entry: manifest.Entry, tree: Path, root: Path) -> Verdict | None:
     """The verdict before applying `entry` to `tree` (None: try to apply it)."""
     missing_files = [f for f in entry.files if not (tree / f).is_file()]
@@ -111,7 +99,7 @@ def classify(entry: manifest.Entry, tree: Path, root: Path) -> Verdict | None:
                 have.append("already defined: " + ", ".join(f"{n} ({w})" for n, w in found.items()))
         elif st.kind == "members":
             src = _text(tree, st.files[0])
-            body = _struct_body(src or "", st.defines["struct"])
+            body = effects.struct_body(src or "", st.defines["struct"])
             if body is not None:
                 left = [n for n in st.members if re.search(r"\b%s\b\s*[;:\[]" % n, body)]
                 if not left:

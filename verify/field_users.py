@@ -69,16 +69,10 @@ def page_keeps_slab_members(tree: Path) -> bool:
     """Whether struct page (include/linux/mm_types.h) still has any of the
     slab members: then the series did not remove them, and nothing is to
     be proved about their users."""
-    from regen.effects import strip_comments
-    text = strip_comments((tree / "include/linux/mm_types.h").read_text(errors="replace"))
-    m = re.search(r"^struct page \{", text, re.M)
-    if not m:
+    from regen.effects import struct_body
+    body = struct_body((tree / "include/linux/mm_types.h").read_text(errors="replace"), "page")
+    if body is None:
         return False
-    depth, i = 1, m.end()
-    while i < len(text) and depth:
-        depth += {"{": 1, "}": -1}.get(text[i], 0)
-        i += 1
-    body = text[m.end():i]
     return any(re.search(r"\b%s\b\s*[;:]" % f, body) for f in fields())
 
 
