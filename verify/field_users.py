@@ -21,11 +21,10 @@ nothing the rule would find.
 """
 from __future__ import annotations
 
-import json
 import os
 import re
 import subprocess
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 from slabconv import paths
@@ -141,7 +140,3 @@ def coverage(users: dict[str, list[Use]] | list[str], builds: dict[str, Path],
         rows.append(row)
     return rows
 
-
-def to_json(users: dict[str, list[Use]], rows: list[dict]) -> str:
-    return json.dumps({"uses": {f: [asdict(u) for u in us] for f, us in users.items()},
-                       "coverage": rows}, indent=1) + "\n"
