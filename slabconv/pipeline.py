@@ -75,13 +75,13 @@ def apply_series(src: Source, patches_dir: Path) -> Applied:
 
 def verify_applied(ap: Applied, config=DEFAULT_CONFIGS, bisect_configs=DEFAULT_BISECT, *,
                    layout: bool = True, checkpatch: bool = True):
-    """Every check of the applied series (verify/gates.py): checkpatch on
-    every patch; the final tree (baseline vs patched: build, new compiler
-    and sparse warnings) in each configuration of `config` (a name or a
-    sequence; the first is the primary result, the others are in its
-    .others); every patch on its own in each of `bisect_configs`
-    (verify.bisect; none: not run); the field users and the residue gate;
-    struct slab's layout asserts (x86_64 and i386, with and without MEMCG).
+    """Every check of the applied series (verify/gates.py), the cheap ones
+    first: checkpatch on every patch; struct slab's layout asserts (x86_64
+    and i386, with and without MEMCG); the final tree (baseline vs patched:
+    build, new compiler and sparse warnings) in each configuration of
+    `config` (a name or a sequence; the first is the primary result, the
+    others are in its .others); every patch on its own in each of `bisect_configs`
+    (verify.bisect; none: not run); the field users and the residue gate.
     The primary result fails if any check does; its .gates holds them all,
     whose summary is printed last and whose JSON report is
     runs/verify-<version>.json.  layout=False / checkpatch=False: not run,
@@ -100,8 +100,14 @@ def verify_applied(ap: Applied, config=DEFAULT_CONFIGS, bisect_configs=DEFAULT_B
         print(g.checkpatch.summary(per_finding=False))
     else:
         g.not_run["checkpatch"] = "not asked for"
-    sparse_files = [f for f in ap.touched if f.endswith(".c")]
     out_root = paths.cache_dir("build", ap.src.version)
+    if layout:                    # minutes, where the builds below take an hour cold
+        from verify import layout as L
+        g.layout = L.check(ap.tree, out_root, base=ap.src.tree, changed=ap.touched)
+        print(g.layout.summary())
+    else:
+        g.not_run["layout"] = "not asked for"
+    sparse_files = [f for f in ap.touched if f.endswith(".c")]
     ident = f"{ap.src.source_id}@{ap.baseline_id[:12]}"
     results = []
     for c in configs:
@@ -138,12 +144,6 @@ def verify_applied(ap: Applied, config=DEFAULT_CONFIGS, bisect_configs=DEFAULT_B
         for c in gated[:20]:
             f = c.finding
             print(f"  NOT allowed: {f.file}:{f.line} {f.function} {f.kind} {f.text}")
-    if layout:
-        from verify import layout as L
-        g.layout = L.check(ap.tree, out_root, base=ap.src.tree, changed=ap.touched)
-        print(g.layout.summary())
-    else:
-        g.not_run["layout"] = "not asked for"
     for name, res in (("checkpatch", g.checkpatch), ("layout", g.layout)):
         if res is not None and not res.ok:
             r.ok = False
