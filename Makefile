@@ -5,6 +5,8 @@
 #   TREE=<dir>        a kernel tree of yours instead (never modified)
 #   SLABCONV_CACHE    where trees, builds and logs go (default ~/.cache/slabconv)
 #   CONFIG=<a,b>      kernel configs to build and boot (verify/configs; default slub,slab,slob)
+#   BISECT=<a,b>      configs in which `make verify` builds every patch on its own
+#                     (default slub,slub-nodebug,slab,slob; also kasan, mm-users, iommu; none)
 #   STRICT=1          `make residue` fails when a use of struct page is not allowed
 #   OUTPUT=<dir>      where `make review` writes review.html and review.txt
 #                     (default $SLABCONV_CACHE/review/KERNEL/)
@@ -12,6 +14,7 @@
 KERNEL ?= 5.10
 TREE ?=
 CONFIG ?=
+BISECT ?=
 OUTPUT ?=
 PY := /usr/bin/python3
 SLABCONV := $(PY) -m slabconv
@@ -35,8 +38,8 @@ fetch: deps ## fetch and unpack linux-source-KERNEL into the cache
 regen: deps ## regenerate the series into generated-patches/KERNEL/
 	$(SLABCONV) regen $(SRC_ARGS)
 
-verify: deps ## build baseline and patched kernels per allocator; gate on new warnings
-	$(SLABCONV) verify $(SRC_ARGS) $(CFG_ARGS)
+verify: deps ## every check: checkpatch, builds + sparse, per-patch builds, field users, residue, layout
+	$(SLABCONV) verify $(SRC_ARGS) $(CFG_ARGS) $(if $(BISECT),--bisect-configs $(BISECT))
 
 layout: deps ## build struct slab's layout asserts: x86_64 and i386, with and without MEMCG
 	$(SLABCONV) layout $(SRC_ARGS)

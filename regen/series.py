@@ -47,11 +47,36 @@ def series_date(series: manifest.Series | None = None) -> str:
         (series or manifest.load(paths.COCCI / MANIFEST)).date
 
 
+# The trailer that names the rules and templates a patch was made by.  Its
+# name must not end in "by:": checkpatch.pl takes any `*-by:` line for a
+# signature and wants an email address on it (an ERROR).  Folded (RFC 822:
+# continuation lines start with a space, as git interpret-trailers reads
+# them) so that no line of the commit message passes 75 characters.
+TRAILER = "Generated-with"
+TRAILER_WIDTH = 75
+
+
+def generated_with(sources) -> str:
+    """`Generated-with: slabconv (a, b, ...)` of the steps' sources (a
+    conversion step's source names its rules, comma-separated), folded
+    between items so that each line fits in TRAILER_WIDTH (an item longer
+    than that has a line of its own)."""
+    items = list(dict.fromkeys(i.strip() for src in sources for i in src.split(",") if i.strip()))
+    lines, cur = [], f"{TRAILER}: slabconv ("
+    for i, item in enumerate(items):
+        piece = item + (", " if i < len(items) - 1 else ")")
+        if cur.strip() and len(cur + piece.rstrip()) > TRAILER_WIDTH and not cur.endswith("("):
+            lines.append(cur.rstrip())
+            cur = " "
+        cur += piece
+    lines.append(cur.rstrip() if items else cur + ")")
+    return "\n".join(lines)
+
+
 def commit_message(series: manifest.Series, entry: manifest.Entry, identity: Identity) -> str:
-    rules = ", ".join(dict.fromkeys(s.source for s in entry.steps))
     return (f"{entry.subject}\n\n{entry.message}\n\n"
             f"Originally-by: {series.seed_author}\n"
-            f"Generated-by: slabconv ({rules})\n"
+            f"{generated_with(s.source for s in entry.steps)}\n"
             f"Signed-off-by: {identity}\n")
 
 

@@ -13,7 +13,11 @@
   in 80 columns; and where the old lines declared several pointers in one
   declaration (`struct page *page, *n;`, which the driver splits so that
   Coccinelle can convert one of them), consecutive declarations of the same
-  type that come out are joined again (`struct slab *slab, *n;`).
+  type that come out are joined again (`struct slab *slab, *n;`); the
+  indentation is tabs where it can be (Coccinelle aligns a continuation
+  line with tabs and then spaces, 8 spaces or more of them), and a comma
+  is followed by a space (5.10 writes `df.cnt,_RET_IP_` in one call; a
+  line Coccinelle printed anew is checkpatch's business again).
 """
 from __future__ import annotations
 
@@ -114,6 +118,44 @@ def _width(line: str) -> int:
     return len(line.rstrip("\n").expandtabs(8))
 
 
+def _tab_indent(line: str) -> str:
+    """The line with its leading whitespace as tabs where it can be, then
+    fewer than 8 spaces (checkpatch's CODE_INDENT)."""
+    body = line.lstrip(" \t")
+    lead = line[:len(line) - len(body)]
+    width = len(lead.expandtabs(8))
+    if not body.strip():
+        return line
+    return "\t" * (width // 8) + " " * (width % 8) + body
+
+
+def _comma_space(line: str) -> str:
+    """A space after each comma of the code that has none (not in string or
+    character literals, nor in comments)."""
+    out, i, n, quote = [], 0, len(line), ""
+    while i < n:
+        c = line[i]
+        if quote:
+            out.append(c)
+            if c == "\\" and i + 1 < n:
+                out.append(line[i + 1])
+                i += 1
+            elif c == quote:
+                quote = ""
+        elif c in "\"'":
+            quote = c
+            out.append(c)
+        elif line.startswith("//", i) or line.startswith("/*", i):
+            out.append(line[i:])
+            break
+        else:
+            out.append(c)
+            if c == "," and i + 1 < n and line[i + 1] not in " \t\n":
+                out.append(" ")
+        i += 1
+    return "".join(out)
+
+
 def _join_block(lines: list[str], limit: int) -> list[str]:
     """Join continuation lines onto a line ending in ',' or '(' while the
     result fits in `limit` columns."""
@@ -184,7 +226,9 @@ def reflow(before: str, after: str, limit: int = 80) -> str:
     for tag, i1, i2, j1, j2 in regions:
         block = new[j1:j2]
         if tag == "changed":
-            block = [_CAST_SPACE.sub(r"\1", l) if not l.lstrip().startswith(("*", "/*", "//")) else l
+            block = [l if l.lstrip().startswith(("*", "/*", "//")) else
+                     _CAST_SPACE.sub(r"\1", l) if l.lstrip().startswith("#") else
+                     _comma_space(_tab_indent(_CAST_SPACE.sub(r"\1", l)))
                      for l in block]
             if i2 > i1 and (j2 - j1) > (i2 - i1):
                 block = _join_block(block, limit)

@@ -15,7 +15,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 HUNK_RE = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@ ?(.*)$")
-GENERATED_BY_RE = re.compile(r"^Generated-by: slabconv \((.*)\)\s*$", re.M)
+# regen/series.py generated_with(): one trailer, folded (continuation lines
+# start with whitespace); read after unfolding.
+GENERATED_WITH_RE = re.compile(r"^Generated-with: slabconv \((.*)\)\s*$", re.M)
+FOLD_RE = re.compile(r"\n[ \t]+")
 SUBJECT_PREFIX_RE = re.compile(r"^\[PATCH[^\]]*\]\s*")
 NUMBERED_RE = re.compile(r"^(\d{4})-.*\.patch$")
 # regen/series.py entries_report(): "STATUS(15) SUBJECT", evidence indented 16
@@ -70,7 +73,7 @@ class Patch:
     name: str                    # file name
     subject: str                 # without the [PATCH n/m] prefix
     message: str                 # the commit message body (trailers included)
-    sources: list[str]           # the Generated-by trailer, in order, duplicates removed
+    sources: list[str]           # the Generated-with trailer, in order, duplicates removed
     files: list[FileDiff]
     author: str = ""
     date: str = ""
@@ -99,7 +102,7 @@ class Patch:
 
 
 def source_key(item: str) -> tuple[str, str]:
-    """One item of a Generated-by trailer -> (file it names, detail):
+    """One item of a Generated-with trailer -> (file it names, detail):
     'cocci/rules/x.cocci' -> ('cocci/rules/x.cocci', ''),
     'regen/members.py on struct page' -> ('regen/members.py', 'on struct page')."""
     item = item.strip()
@@ -107,11 +110,11 @@ def source_key(item: str) -> tuple[str, str]:
     return path, detail.strip()
 
 
-def parse_generated_by(message: str) -> list[str]:
-    """The files named by the message's Generated-by trailer(s), in order,
-    each once."""
+def parse_generated_with(message: str) -> list[str]:
+    """The files named by the message's Generated-with trailer(s) (folded
+    or not), in order, each once."""
     out: list[str] = []
-    for m in GENERATED_BY_RE.finditer(message):
+    for m in GENERATED_WITH_RE.finditer(FOLD_RE.sub(" ", message)):
         for item in m.group(1).split(","):
             if item.strip():
                 key = source_key(item)[0]
@@ -210,7 +213,7 @@ def parse_patch(path: Path) -> Patch:
     files = parse_diff(body[d + 1:]) if d >= 0 else []
     nm = NUMBERED_RE.match(path.name)
     number = int(nm.group(1)) if nm else 0
-    return Patch(number, path.name, subject, message, parse_generated_by(message), files,
+    return Patch(number, path.name, subject, message, parse_generated_with(message), files,
                  author=_header_text(msg, "From"), date=_header_text(msg, "Date"))
 
 

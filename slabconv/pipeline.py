@@ -21,6 +21,10 @@ DEFAULT_CONFIG = "slub"
 # first is the primary one (bench, `python3 -m boot` figures).
 DEFAULT_CONFIGS = ("slub", "slab", "slob")
 DEFAULT_BISECT = ("slub", "slub-nodebug", "slab", "slob")   # configs of the per-patch build check
+# Every configuration the per-patch check can build (verify/configs; kasan,
+# iommu and mm-users are not in the default: see verify/README.md for what
+# an incremental per-patch run costs in each).
+BISECT_CHOICES = DEFAULT_BISECT + ("kasan", "mm-users", "iommu")
 SLUB_CONFIGS = ("slub", "slub-nodebug")                      # booted with slub_debug=
 # Kernel command line additions per configuration.  kasan: every KASAN report
 # is printed (5.10 prints only the first one without kasan_multi_shot), so a
@@ -69,22 +73,41 @@ def apply_series(src: Source, patches_dir: Path) -> Applied:
     return Applied(src, wt.path, base, patches, touched)
 
 
-def verify_applied(ap: Applied, config=DEFAULT_CONFIGS, bisect_configs=DEFAULT_BISECT):
-    """The final tree (baseline vs patched: build, new compiler and sparse
-    warnings) in each configuration of `config` (a name or a sequence; the
-    first is the primary result, the others are in its .others), then every
-    patch on its own in each of `bisect_configs` (verify.bisect; none:
-    skipped), then the residue gate.  The primary result fails if any check
-    of any configuration does; the per-patch report (bisect.json) sits next
-    to the primary report.json."""
+def verify_applied(ap: Applied, config=DEFAULT_CONFIGS, bisect_configs=DEFAULT_BISECT, *,
+                   layout: bool = True, checkpatch: bool = True):
+    """Every check of the applied series (verify/gates.py), the cheap ones
+    first: checkpatch on every patch; struct slab's layout asserts (x86_64
+    and i386, with and without MEMCG); the final tree (baseline vs patched:
+    build, new compiler and sparse warnings) in each configuration of
+    `config` (a name or a sequence; the first is the primary result, the
+    others are in its .others); every patch on its own in each of `bisect_configs`
+    (verify.bisect; none: not run); the field users and the residue gate.
+    The primary result fails if any check does; its .gates holds them all,
+    whose summary is printed last and whose JSON report is
+    runs/verify-<version>.json.  layout=False / checkpatch=False: not run,
+    and said so (boot builds kernels through here)."""
     import verify
     from verify import bisect
+    from verify.gates import Gates
     from regen.worktree import BASE_TAG
+    t0 = time.monotonic()
     configs = [config] if isinstance(config, str) else list(config)
     if not configs:
         raise SlabconvError("verify: no kernel configuration given", exit_code=2)
-    sparse_files = [f for f in ap.touched if f.endswith(".c")]
+    g = Gates(kernel=ap.src.version, source=ap.src.source_id, patches=len(ap.patches))
+    if checkpatch:
+        g.checkpatch = checkpatch_series(ap)
+        print(g.checkpatch.summary(per_finding=False))
+    else:
+        g.not_run["checkpatch"] = "not asked for"
     out_root = paths.cache_dir("build", ap.src.version)
+    if layout:                    # minutes, where the builds below take an hour cold
+        from verify import layout as L
+        g.layout = L.check(ap.tree, out_root, base=ap.src.tree, changed=ap.touched)
+        print(g.layout.summary())
+    else:
+        g.not_run["layout"] = "not asked for"
+    sparse_files = [f for f in ap.touched if f.endswith(".c")]
     ident = f"{ap.src.source_id}@{ap.baseline_id[:12]}"
     results = []
     for c in configs:
@@ -104,6 +127,8 @@ def verify_applied(ap: Applied, config=DEFAULT_CONFIGS, bisect_configs=DEFAULT_B
                                 report_dir=r.report.parent)
         print(b.summary)
         r.add_bisect(b)
+    else:
+        g.not_run["per-patch"] = "--bisect-configs none"
     print(r.summary)
     r.field_users = field_users_check(ap, results)
     if r.field_users and r.field_users["left"]:
@@ -119,10 +144,26 @@ def verify_applied(ap: Applied, config=DEFAULT_CONFIGS, bisect_configs=DEFAULT_B
         for c in gated[:20]:
             f = c.finding
             print(f"  NOT allowed: {f.file}:{f.line} {f.function} {f.kind} {f.text}")
+    for name, res in (("checkpatch", g.checkpatch), ("layout", g.layout)):
+        if res is not None and not res.ok:
+            r.ok = False
+            r.problems.extend(f"[{name}] {p}" for p in res.problems)
     if r.others:
         print("verify: " + "; ".join(f"{x.config} {'ok' if x.ok else 'FAILED'}" for x in results))
+    g.builds, g.bisect, g.field_users, g.residue = results, r.bisect, r.field_users, r.residue
+    g.residue_gated, g.problems = gated, list(r.problems)
+    g.seconds = time.monotonic() - t0
+    g.write(paths.cache_dir("runs") / f"verify-{ap.src.version}.json")
+    r.gates = g
     record_verify(ap, results, r)
+    print(g.summary())
     return r
+
+
+def checkpatch_series(ap: Applied):
+    """The baseline tree's checkpatch.pl on every patch of the applied series."""
+    from verify import checkpatch
+    return checkpatch.check(ap.src.tree, ap.patches)
 
 
 def record_verify(ap: Applied, results, r) -> None:
@@ -139,6 +180,11 @@ def record_verify(ap: Applied, results, r) -> None:
         recorded.record(ap.src.version, "residue", stamp, r.residue.to_dict())
     if r.field_users is not None:
         recorded.record(ap.src.version, "field-users", stamp, r.field_users)
+    g = getattr(r, "gates", None)
+    for name in ("layout", "checkpatch"):
+        res = getattr(g, name, None)
+        if res is not None:
+            recorded.record(ap.src.version, name, stamp, res.to_dict())
 
 
 def field_users_check(ap: Applied, results) -> dict | None:
@@ -205,14 +251,19 @@ def residue_summary(ap: Applied, limit: int = 10):
     return rr
 
 
-def cmd_residue(args) -> int:
-    from verify import residue
+def _applied(args) -> Applied:
     src = _src(args)
-    ap = apply_series(src, series_dir(src, args.output))
+    return apply_series(src, series_dir(src, args.output))
+
+
+def cmd_residue(args) -> int:
+    """The series applied with git am; the residue report (verify/residue.py)."""
+    from verify import residue
+    ap = _applied(args)
     rr = residue.check(ap.tree, args.files, all_files=args.all, allowlist=args.allowlist)
     from report import results as recorded
-    recorded.record(src.version, "residue", recorded.series_stamp(ap.patches, src.source_id),
-                    rr.to_dict())
+    recorded.record(ap.src.version, "residue",
+                    recorded.series_stamp(ap.patches, ap.src.source_id), rr.to_dict())
     return residue.report(rr, args)
 
 
@@ -220,15 +271,15 @@ def cmd_layout(args) -> int:
     """The series applied with git am; struct slab's asserts built in the
     layout configurations (verify/layout.py)."""
     from verify import layout
-    src = _src(args)
-    ap = apply_series(src, series_dir(src, args.output))
+    ap = _applied(args)
     return layout.run_and_report(ap.tree, paths.cache_dir("build", ap.src.version), args,
                                  base=ap.src.tree, changed=ap.touched)
 
 
 def cmd_checkpatch(args) -> int:
     """The kernel's own scripts/checkpatch.pl, from the baseline tree, on
-    every patch of the series (verify/checkpatch.py)."""
+    every patch of the series as written (verify/checkpatch.py; nothing
+    applied)."""
     from verify import checkpatch
     src = _src(args)
     return checkpatch.run_and_report(src.tree, series_dir(src, args.output), args,
@@ -305,16 +356,20 @@ def _configs(args) -> list:
     return comma_list(getattr(args, "config", None) or ",".join(DEFAULT_CONFIGS))
 
 
+def _checks(args) -> dict:
+    return {"layout": not getattr(args, "no_layout", False),
+            "checkpatch": not getattr(args, "no_checkpatch", False)}
+
+
 def cmd_verify(args) -> int:
-    src = _src(args)
-    ap = apply_series(src, series_dir(src, args.output))
-    return 0 if verify_applied(ap, _configs(args), _bisect_configs(args)).ok else 1
+    ap = _applied(args)
+    return 0 if verify_applied(ap, _configs(args), _bisect_configs(args), **_checks(args)).ok \
+        else 1
 
 
 def cmd_boot(args) -> int:
-    src = _src(args)
-    ap = apply_series(src, series_dir(src, args.output))
-    vr = verify_applied(ap, _configs(args), bisect_configs=())
+    ap = _applied(args)
+    vr = verify_applied(ap, _configs(args), bisect_configs=(), layout=False, checkpatch=False)
     results = boot_all(vr)
     if all(b is None for b in results.values()):
         raise SlabconvError("no patched kernel builds; nothing to boot")
@@ -327,7 +382,7 @@ def cmd_all(args) -> int:
     t0 = time.monotonic()
     src, regen = do_regen(args)
     ap = apply_series(src, regen.output)
-    vr = verify_applied(ap, _configs(args), _bisect_configs(args))
+    vr = verify_applied(ap, _configs(args), _bisect_configs(args), **_checks(args))
     ok = vr.ok
     boots = boot_all(vr)
     print("boot: " + _boot_line(boots))
@@ -370,29 +425,27 @@ def add_commands(sub, common) -> None:
             p.add_argument("--bisect-configs", default=",".join(DEFAULT_BISECT),
                            help="configs in which every patch must build on its own "
                                 "(comma-separated; 'none' skips the per-patch check; "
-                                "default: %(default)s)")
+                                "default: %(default)s; any of: "
+                                f"{', '.join(BISECT_CHOICES)})")
+            p.add_argument("--no-layout", action="store_true",
+                           help="do not build struct slab's layout asserts (listed as not run)")
+            p.add_argument("--no-checkpatch", action="store_true",
+                           help="do not run checkpatch on the patches (listed as not run)")
         p.set_defaults(func=func)
 
-    from verify import checkpatch, layout
-    p = sub.add_parser("layout", help="apply the series and build the objects that carry "
-                                      "struct slab's static_asserts (x86_64 and i386, with and "
-                                      "without MEMCG)")
-    common(p)
-    p.add_argument("--output", "-o", default=None, help="the series directory")
-    layout.add_arguments(p)
-    p.set_defaults(func=cmd_layout)
-
-    p = sub.add_parser("checkpatch", help="run the baseline tree's scripts/checkpatch.pl on "
-                                          "every patch of the series; fail on an ERROR")
-    common(p)
-    p.add_argument("--output", "-o", default=None, help="the series directory")
-    checkpatch.add_arguments(p)
-    p.set_defaults(func=cmd_checkpatch)
-
-    from verify import residue
-    p = sub.add_parser("residue", help="apply the series and list the uses of struct page "
-                                       "left in the slab code, allowed or not (cocci/residue.toml)")
-    common(p)
-    p.add_argument("--output", "-o", default=None, help="the series directory")
-    residue.add_arguments(p)
-    p.set_defaults(func=cmd_residue)
+    from verify import checkpatch, layout, residue
+    for name, func, module, help_ in (
+            ("layout", cmd_layout, layout,
+             "apply the series and build the objects that carry struct slab's static_asserts "
+             "(x86_64 and i386, with and without MEMCG)"),
+            ("checkpatch", cmd_checkpatch, checkpatch,
+             "run the baseline tree's scripts/checkpatch.pl on every patch of the series; "
+             "fail on an ERROR"),
+            ("residue", cmd_residue, residue,
+             "apply the series and list the uses of struct page left in the slab code, "
+             "allowed or not (cocci/residue.toml)")):
+        p = sub.add_parser(name, help=help_)
+        common(p)
+        p.add_argument("--output", "-o", default=None, help="the series directory")
+        module.add_arguments(p)
+        p.set_defaults(func=func)

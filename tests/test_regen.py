@@ -1,5 +1,6 @@
 """Driver unit tests on a tiny tree and tiny manifests (no kernel needed)."""
 import hashlib
+import re
 import os
 import textwrap
 from pathlib import Path
@@ -757,3 +758,49 @@ def test_a_failing_entry_names_the_entries_that_depend_on_it(tree, tmp_path, cac
     msg = str(e.value)
     assert "entry 'again'" in msg and "changed nothing" in msg
     assert "entries that depend on 'again' and cannot be applied without it: third, fourth" in msg
+
+
+def test_reflow_tabs_and_comma_spacing_in_changed_lines_only():
+    """checkpatch's CODE_INDENT and SPACING on lines Coccinelle printed anew:
+    a continuation aligned with 4 tabs and 10 spaces is 5 tabs and 2
+    spaces; 5.10's `df.cnt,_RET_IP_` carried onto a new line gets its
+    space; strings, character literals, comments and unchanged lines keep
+    theirs."""
+    old = ("\t\t\tlist_slab_objects(s, page,\n"
+           "\t\t\t  \"Objects remaining in %s on __kmem_cache_shutdown()\");\n"
+           "\tslab_free(df.s, df.page, df.freelist, df.tail, df.cnt,_RET_IP_);\n"
+           "\tkeep(a,b);\n")
+    new = ("\t\t\tlist_slab_objects(s, slab_page(slab),\n"
+           "\t\t\t\t          \"Objects remaining in %s on __kmem_cache_shutdown()\");\n"
+           "\tslab_free(df.s, slab_page(df.slab), df.freelist, df.tail,\n"
+           "\t\t  df.cnt,_RET_IP_);\n"
+           "\tkeep(a,b);\n")
+    out = tidy.reflow(old, new).splitlines()
+    assert out[1] == "\t\t\t\t\t  \"Objects remaining in %s on __kmem_cache_shutdown()\");"
+    assert out[3] == "\t\t  df.cnt, _RET_IP_);"
+    assert out[4] == "\tkeep(a,b);", "an unchanged line keeps its layout"
+    assert tidy._comma_space("\tf(',', \"a,b\", x,y); /* c,d */\n") == \
+        "\tf(',', \"a,b\", x, y); /* c,d */\n"
+    assert tidy._tab_indent("          x;\n") == "\t  x;\n"
+    assert tidy._tab_indent(" \t x;\n") == "\t x;\n"
+
+
+def test_generated_with_trailer_is_folded_to_75_columns():
+    """checkpatch: a `*-by:` trailer without an email is an ERROR, a commit
+    log line over 75 columns a WARNING; the trailer is neither, and the
+    review's parser reads the items back in order."""
+    from report import patches as P
+    srcs = ["cocci/rules/slab_param.cocci, cocci/rules/slab_callers.cocci, "
+            "cocci/rules/slab_fold.cocci", "regen/members.py on struct page",
+            "cocci/rules/slab_fold.cocci"]
+    t = series.generated_with(srcs)
+    lines = t.split("\n")
+    assert lines[0].startswith("Generated-with: slabconv (cocci/rules/slab_param.cocci,")
+    assert len(lines) == 3 and all(len(ln) <= 75 for ln in lines)
+    assert all(ln.startswith(" ") for ln in lines[1:]) and t.endswith("struct page)")
+    assert not re.match(r"^\s*[a-z0-9_-]+by:", t, re.I)          # checkpatch's signature test
+    assert P.parse_generated_with(f"subject\n\nbody\n\n{t}\nSigned-off-by: a <b@c>\n") == [
+        "cocci/rules/slab_param.cocci", "cocci/rules/slab_callers.cocci",
+        "cocci/rules/slab_fold.cocci", "regen/members.py"]
+    assert series.generated_with(["cocci/rules/x.cocci"]) == \
+        "Generated-with: slabconv (cocci/rules/x.cocci)"

@@ -25,7 +25,7 @@ def _patch(n: int, total: int, subject: str, sources: str, diff: str, body: str 
             f"Subject: [PATCH {n:02d}/{total:02d}] {subject}\n\n"
             f"{body}\n"
             f"Originally-by: Seed Author <seed@example.org>\n"
-            f"Generated-by: slabconv ({sources})\n"
+            f"Generated-with: slabconv ({sources})\n"
             f"Signed-off-by: slabconv <slabconv@localhost>\n"
             f"---\n stat lines\n\n{diff}-- \nslabconv\n\n")
 
@@ -253,12 +253,12 @@ def test_folded_subject_and_members_trailer(world):
     assert p.sources == ["regen/members.py", "cocci/rules/old_rule.cocci"]
 
 
-def test_generated_by_repeats_are_listed_once():
-    msg = ("x\n\nGenerated-by: slabconv (cocci/rules/a.cocci, cocci/rules/b.cocci, "
+def test_generated_with_repeats_are_listed_once():
+    msg = ("x\n\nGenerated-with: slabconv (cocci/rules/a.cocci, cocci/rules/b.cocci, "
            "cocci/rules/a.cocci, regen/members.py on struct page)\n")
-    assert P.parse_generated_by(msg) == ["cocci/rules/a.cocci", "cocci/rules/b.cocci",
+    assert P.parse_generated_with(msg) == ["cocci/rules/a.cocci", "cocci/rules/b.cocci",
                                          "regen/members.py"]
-    assert P.parse_generated_by("no trailer") == []
+    assert P.parse_generated_with("no trailer") == []
 
 
 def test_cover_letter_skipped_steps(world):

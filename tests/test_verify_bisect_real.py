@@ -146,7 +146,8 @@ def test_slabconv_verify_names_the_patch_that_does_not_compile(applied, tmp_path
     git(clone, "format-patch", "-q", "-o", series, f"{BASE_TAG}..{head}")
     assert len(list(series.glob("0*.patch"))) == n
     cp = subprocess.run([sys.executable, "-m", "slabconv", "verify", "--kernel",
-                         paths.DEFAULT_KERNEL, "--output", series],
+                         paths.DEFAULT_KERNEL, "--output", series,
+                         "--no-layout", "--no-checkpatch"],      # their own tests plant theirs
                         cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     out, err = cp.stdout, cp.stderr
     assert cp.returncode == 1, out + err
@@ -157,6 +158,11 @@ def test_slabconv_verify_names_the_patch_that_does_not_compile(applied, tmp_path
         assert f"[bisect] {config} [{bad + 1}/{n}]" not in err          # stopped there
     assert f"first failing patch {bad}/{n}: {subject}" in out
     assert "mm/slub.c:" in out and "error: expected ';' before '}' token" in out
+    # the one summary and JSON report of all the checks (verify/gates.py)
+    assert "per-patch FAIL" in out and "layout not run" in out and "checkpatch not run" in out
+    gates = json.loads((paths.cache_dir("runs") / f"verify-{paths.DEFAULT_KERNEL}.json").read_text())
+    assert gates["ok"] is False and gates["status"]["per-patch"] == "FAIL"
+    assert any(p.startswith(f'patch {bad}/{n} "{subject}"') for p in gates["problems"])
     # the final tree itself is fine: the final build passed, only the per-patch check failed
     reports = sorted(paths.cache_dir("build", paths.DEFAULT_KERNEL).glob("patched-slub-*/report.json"),
                      key=lambda p: p.stat().st_mtime)

@@ -845,7 +845,16 @@ def summary_text(r: BisectResult) -> str:
                 L.append(f"      (log: {f.log})")
         elif not c.ok:
             L.extend("    " + ln for ln in c.problem.splitlines()[:14])
-    # per patch x config table
+    L.extend(times_table(r))
+    if r.report:
+        L.append(f"  report {r.report}")
+    return "\n".join(L)
+
+
+def times_table(r: BisectResult) -> list:
+    """The time per patch per configuration, one line per patch (a patch
+    that passed in an earlier run: `cached` and the time it took then)."""
+    L = []
     width = min(52, max([len(s) for _, s in r.commits] + [15]))
     L.append(f"  {'#':>3} {'patch':<{width}}" + "".join(f" {c.config:>14}" for c in r.configs))
     by_cfg = [{p.index: p for p in c.patches} for c in r.configs]
@@ -856,7 +865,7 @@ def summary_text(r: BisectResult) -> str:
             if p is None:
                 cells.append(f" {'-':>14}")
             elif p.cached:
-                cells.append(f" {'cached':>14}")
+                cells.append(f" {'cached':>6} {p.built_seconds:6.1f}s")
             else:
                 tag = _ACTION.get(p.action, p.action) if p.ok else "FAIL"
                 cells.append(f" {tag:>6} {p.seconds:6.1f}s")
@@ -864,9 +873,7 @@ def summary_text(r: BisectResult) -> str:
         L.append(f"  {i:>3} {s:<{width}}" + "".join(cells))
     L.append(f"  {'':>3} {'total (patches)':<{width}}"
              + "".join(f" {_fmt(c.patch_seconds):>14}" for c in r.configs))
-    if r.report:
-        L.append(f"  report {r.report}")
-    return "\n".join(L)
+    return L
 
 
 # --------------------------------------------------------------------------

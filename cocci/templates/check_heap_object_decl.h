@@ -8,5 +8,7 @@ void __check_heap_object(const void *ptr, unsigned long n,
 #else
 static inline
 void __check_heap_object(const void *ptr, unsigned long n,
-			 const struct slab *slab, bool to_user) { }
+			 const struct slab *slab, bool to_user)
+{
+}
 #endif

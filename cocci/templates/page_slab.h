@@ -2,7 +2,10 @@
  * _Generic selections are not SmPL, so these macros come from here; they
  * are inserted before PageTail() in page-flags.h, after compound_head().
  * 5.10's compound_head() takes a non-const page, hence the cast in the
- * const branch.
+ * const branch.  The type names of the associations are written
+ * `struct page * :`: checkpatch.pl reads `*:` as an operator next to a
+ * ':' and reports two SPACING errors per line (upstream's own page_slab()
+ * has them); with the space it has none.
  */
 /**
  * page_slab - Converts from page to slab.
@@ -15,8 +18,8 @@
  * Return: The slab which contains this page.
  */
 #define page_slab(p)		(_Generic((p),				\
-	const struct page *:	(const struct slab *)compound_head((struct page *)(p)), \
-	struct page *:		(struct slab *)compound_head(p)))
+	const struct page * :	(const struct slab *)compound_head((struct page *)(p)), \
+	struct page * :		(struct slab *)compound_head(p)))
 
 /**
  * slab_page - The first struct page allocated for a slab
@@ -28,5 +31,5 @@
  * as the implementation may change in the future.
  */
 #define slab_page(s)		(_Generic((s),				\
-	const struct slab *:	(const struct page *)(s),		\
-	struct slab *:		(struct page *)(s)))
+	const struct slab * :	(const struct page *)(s),		\
+	struct slab * :		(struct page *)(s)))

@@ -1,0 +1,204 @@
+"""`slabconv verify` runs every check and gives one summary and one JSON
+report (verify/gates.py, slabconv/pipeline.verify_applied).  The checks
+themselves are tested on real trees elsewhere (test_checkpatch_real,
+test_layout_real, test_verify_real, test_verify_bisect_*, test_residue,
+test_field_users); here each is replaced by a recorded result so that the
+wiring is tested in < 1 s: a planted checkpatch ERROR, a failed layout
+assert, a new sparse warning, a failing patch and a slab field left after
+the series each fail verify and are named in the summary and the report;
+all passing is a PASS that still prints every figure."""
+import json
+from pathlib import Path
+
+import pytest
+
+from slabconv import pipeline
+from verify import bisect, checkpatch as CP, gates, kbuild, layout as LY, sparse
+from verify import warnings as W
+import verify
+
+
+def _build(tmp, n_warn=1):
+    return kbuild.BuildResult(ok=True, seconds=42.0, warnings=[W.CompilerWarning("mm/x.c", "w")] * n_warn,
+                              log=tmp / "log", image=None, compiled=7)
+
+
+def _sparse(tmp, new=False):
+    w = W.CompilerWarning("mm/slub.c", "context imbalance", tool="sparse")
+    base = sparse.SparseRun(True, 1.0, ["mm/slub.c", "mm/usercopy.c"], [w] * 3, tmp / "b")
+    extra = [W.CompilerWarning("mm/usercopy.c", "incorrect type in assignment", tool="sparse")]
+    pat = sparse.SparseRun(True, 1.0, ["mm/slub.c", "mm/usercopy.c"], [w] * 3 + (extra if new else []),
+                           tmp / "p")
+    return sparse.SparseResult(ok=not new, new=extra if new else [], baseline=base, patched=pat,
+                               seconds=2.0)
+
+
+def _verify_result(tmp, config, new_sparse=False):
+    r = verify.VerifyResult(ok=not new_sparse, config=config, baseline=_build(tmp),
+                            patched=_build(tmp), new_warnings=[], sparse=_sparse(tmp, new_sparse),
+                            report=tmp / f"{config}-report.json", patched_out=tmp)
+    if new_sparse:
+        r.problems.append("1 new sparse warning(s)")
+    return r
+
+
+def _bisect(tmp, fail_at=None):
+    commits = [("a" * 40, "mm: One"), ("b" * 40, "mm: Two"), ("c" * 40, "mm: Three")]
+    ps = []
+    for i, (sha, subj) in enumerate(commits, 1):
+        ok = i != fail_at
+        ps.append(bisect.PatchResult(i, sha, subj, ["mm/slub.c"], action="objects", ok=ok,
+                                     seconds=1.5 * i, built_seconds=1.5 * i,
+                                     problem="" if ok else "does not build"))
+        if not ok:
+            break
+    c = bisect.ConfigResult("slub", ok=fail_at is None, patches=ps, n=3)
+    return bisect.BisectResult(ok=fail_at is None, configs=[c], commits=commits)
+
+
+def _checkpatch(tmp, error=False):
+    warn = CP.Finding("WARNING", "BAD_SIGN_OFF", "Non-standard signature: Originally-by:")
+    err = CP.Finding("ERROR", "TRAILING_WHITESPACE", "trailing whitespace", 40, "mm/slub.c", 3281)
+    ps = [CP.PatchResult("0001-mm-One.patch", "mm: One", [warn], {"errors": 0, "warnings": 1}),
+          CP.PatchResult("0002-mm-Two.patch", "mm: Two", [warn] + ([err] if error else []),
+                         {"errors": int(error), "warnings": 1})]
+    return CP.CheckpatchResult(ok=not error, tree=tmp, script=tmp / "checkpatch.pl", patches=ps)
+
+
+def _layout(tmp, fail=False):
+    a = LY.Assert(10, "SLAB_MATCH(flags, flags)", "offsetof(...) == offsetof(...)")
+    combos = []
+    for name in LY.COMBOS:
+        bad = fail and name == "layout-i386"
+        c = LY.ComboResult(name, "i386" if "i386" in name else "x86_64", "nomemcg" not in name,
+                           ok=not bad, status="assert failed" if bad else "ok", asserts=[a])
+        if bad:
+            c.failures = [LY.Failure(10, "SLAB_MATCH(flags, flags)", "...",
+                                     'static assertion failed: "..."', sources=["mm/slub.c"])]
+        combos.append(c)
+    return LY.LayoutResult(ok=not fail, tree=tmp, asserts=[a], combos=combos)
+
+
+class FakeResidue:
+    files = ["mm/slub.c"]
+    results = []
+    not_allowed = []
+
+    def counts(self, f):
+        return (5, 5, 0)
+
+    def summary(self, limit=None):
+        return "residue"
+
+    def to_dict(self):
+        return {"ok": True}
+
+
+@pytest.fixture
+def world(tmp_path, monkeypatch):
+    """verify_applied with every check replaced by a recorded result; `plant`
+    says which one fails."""
+    monkeypatch.setenv("SLABCONV_CACHE", str(tmp_path / "cache"))
+    plant = {}
+
+    def check_build(base, tree, out_root, config, **kw):
+        return _verify_result(tmp_path, config, new_sparse=plant.get("sparse") == config)
+
+    def check_series(*a, **kw):
+        return _bisect(tmp_path, fail_at=plant.get("bisect"))
+
+    def field_users_check(ap, results):
+        return {"files": [{"file": "mm/user.c", "uses": 2, "built_by": ["slub"], "why_not": ""}],
+                "left": ["mm/user.c"] if plant.get("field") else []}
+
+    monkeypatch.setattr(verify, "check_build", check_build)
+    monkeypatch.setattr(bisect, "check_series", check_series)
+    monkeypatch.setattr(pipeline, "field_users_check", field_users_check)
+    monkeypatch.setattr(pipeline, "residue_summary", lambda ap: FakeResidue())
+    monkeypatch.setattr(pipeline, "checkpatch_series",
+                        lambda ap: _checkpatch(tmp_path, error=plant.get("checkpatch", False)))
+    monkeypatch.setattr(LY, "check", lambda *a, **k: _layout(tmp_path, fail=plant.get("layout", False)))
+    monkeypatch.setattr(pipeline, "record_verify", lambda *a: None)
+    src = type("Src", (), {"version": "5.10", "source_id": "linux-source-5.10_test",
+                           "tree": tmp_path})()
+    ap = pipeline.Applied(src=src, tree=tmp_path, baseline_id="0" * 40,
+                          patches=[tmp_path / "0001-mm-One.patch", tmp_path / "0002-mm-Two.patch"],
+                          touched=["mm/slub.c"])
+    return ap, plant
+
+
+def run(ap, **kw):
+    return pipeline.verify_applied(ap, ("slub", "slab"), ("slub",), **kw)
+
+
+def test_all_checks_pass_and_every_figure_is_printed(world, capsys):
+    ap, _ = world
+    r = run(ap)
+    out = capsys.readouterr().out
+    summary = out[out.index("==== verify:"):]
+    assert r.ok and r.gates.ok and summary.rstrip().splitlines()[-1].startswith("verify: PASS")
+    for needle in ("checkpatch ok", "builds ok", "per-patch ok", "field-users ok", "residue ok",
+                   "layout ok",
+                   "0001 0 error(s), 1 warning(s): W:BAD_SIGN_OFF",        # checkpatch per patch
+                   "slub          OK    baseline 42s, patched 42s",       # builds per config
+                   "sparse: mm/slub.c 3 -> 3, mm/usercopy.c 0 -> 0",      # sparse per file
+                   "mm: Three",                                           # per-patch times
+                   "layout-i386-nomemcg", "1 asserts hold",               # layout per combo
+                   "mm/slub.c                     5 uses",                # residue per file
+                   "field users: 1 file(s)"):
+        assert needle in summary, needle
+    rep = json.loads(r.gates.report.read_text())
+    assert rep["ok"] and set(rep["status"]) == set(gates.CHECKS)
+    assert rep["builds"]["slab"]["sparse_per_file"][0] == {
+        "file": "mm/slub.c", "baseline": 3, "patched": 3, "new": 0}
+    assert [c["name"] for c in rep["layout"]["combos"]] == list(LY.COMBOS)
+    assert rep["checkpatch"]["counts"]["warning"] == 2
+    assert str(r.gates.report) in summary
+
+
+@pytest.mark.parametrize("plant, named", [
+    ({"checkpatch": True}, "0002-mm-Two.patch: 1 checkpatch error(s): TRAILING_WHITESPACE"),
+    ({"layout": True}, "[layout] [layout-i386] assert failed: SLAB_MATCH(flags, flags)"),
+    ({"sparse": "slab"}, "[slab] 1 new sparse warning(s)"),
+    ({"bisect": 2}, "patch 2/3 \"mm: Two\" fails in config slub"),
+    ({"field": True}, "still used after the series in mm/user.c"),
+])
+def test_each_planted_failure_fails_verify_and_is_named(world, capsys, plant, named):
+    ap, planted = world
+    planted.update(plant)
+    r = run(ap)
+    out = capsys.readouterr().out
+    summary = out[out.index("==== verify:"):]
+    assert not r.ok and not r.gates.ok
+    assert "verify: FAIL" in summary
+    assert any(named in p for p in r.gates.problems), r.gates.problems
+    assert named in summary
+    rep = json.loads(r.gates.report.read_text())
+    assert rep["ok"] is False and "FAIL" in rep["status"].values()
+
+
+def test_a_check_not_asked_for_is_listed_as_not_run(world, capsys):
+    ap, planted = world
+    planted["layout"] = True                      # would fail, but is not run
+    r = pipeline.verify_applied(ap, ("slub",), (), layout=False, checkpatch=False)
+    out = capsys.readouterr().out
+    assert r.ok
+    st = r.gates.status()
+    assert st["layout"].startswith("not run") and st["checkpatch"].startswith("not run")
+    assert st["per-patch"] == "not run: --bisect-configs none"
+    assert "layout not run" in out and "per-patch builds: --bisect-configs none" in out
+
+
+def test_sparse_counts_per_file(tmp_path):
+    rows = gates.sparse_per_file(_sparse(tmp_path, new=True))
+    assert rows == [("mm/slub.c", 3, 3, 0), ("mm/usercopy.c", 0, 1, 1)]
+    assert gates.sparse_per_file(None) == []
+
+
+def test_bisect_configs_accept_the_heavier_configurations():
+    from verify import kconfig
+    for c in pipeline.BISECT_CHOICES:
+        kconfig.config_arch(c)                # known (else exit 2)
+    assert {"kasan", "iommu", "mm-users"} <= set(pipeline.BISECT_CHOICES)
+    args = type("A", (), {"bisect_configs": "slub,kasan,iommu"})()
+    assert pipeline._bisect_configs(args) == ("slub", "kasan", "iommu")

@@ -1,0 +1,223 @@
+"""All of `slabconv verify`'s checks together: one human summary, one JSON report.
+
+verify runs, on the series applied with git am (slabconv/pipeline.py):
+checkpatch on every patch (verify/checkpatch.py), per configuration the
+baseline and patched kernels (new compiler warnings, sparse before and after
+per file: verify/__init__.py), every patch on its own per bisect
+configuration (verify/bisect.py), the files that used a slab member of
+struct page (verify/field_users.py), the residue gate (verify/residue.py)
+and struct slab's layout asserts on x86_64 and i386 with and without MEMCG
+(verify/layout.py).  Each check prints its own detailed report as it ends;
+`Gates` holds their results, `summary()` is the one summary printed last
+and `to_dict()` the JSON report (`write()`).  A check that was not run is
+listed with why (an option said so), never left out silently.
+"""
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+
+CHECKS = ("checkpatch", "builds", "per-patch", "field-users", "residue", "layout")
+
+
+def _fmt(s: float) -> str:
+    return f"{int(s // 60)}m{int(s % 60):02d}s" if s >= 60 else f"{s:.0f}s"
+
+
+def sparse_per_file(sr) -> list:
+    """[(file, baseline count, patched count, new)] of a SparseResult; the
+    files sparse checked, in order."""
+    if sr is None:
+        return []
+    files = list(dict.fromkeys(list(sr.patched.files) + list(sr.baseline.files)))
+    base = Counter(w.file for w in sr.baseline.warnings)
+    pat = Counter(w.file for w in sr.patched.warnings)
+    new = Counter(w.file for w in sr.new)
+    for f in list(base) + list(pat):
+        if f not in files:
+            files.append(f)
+    return [(f, base[f], pat[f], new[f]) for f in files]
+
+
+@dataclass
+class Gates:
+    kernel: str
+    source: str
+    patches: int
+    builds: list = field(default_factory=list)     # verify.VerifyResult, the primary first
+    bisect: Optional[object] = None                # verify.bisect.BisectResult
+    field_users: Optional[dict] = None
+    residue: Optional[object] = None               # verify.residue.ResidueResult
+    residue_gated: list = field(default_factory=list)   # NOT allowed uses in gated files
+    layout: Optional[object] = None                # verify.layout.LayoutResult
+    checkpatch: Optional[object] = None            # verify.checkpatch.CheckpatchResult
+    not_run: dict = field(default_factory=dict)    # check -> why
+    problems: list = field(default_factory=list)
+    seconds: float = 0.0
+    report: Optional[Path] = None
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def status(self) -> dict:
+        """check -> 'ok' | 'FAIL' | 'not run: why'."""
+        def st(ok):
+            return "ok" if ok else "FAIL"
+        out = {}
+        for name in CHECKS:
+            if name in self.not_run:
+                out[name] = f"not run: {self.not_run[name]}"
+            elif name == "checkpatch":
+                out[name] = st(self.checkpatch is not None and self.checkpatch.ok)
+            elif name == "builds":
+                out[name] = st(bool(self.builds) and all(_build_ok(b) for b in self.builds))
+            elif name == "per-patch":
+                out[name] = st(self.bisect is not None and self.bisect.ok)
+            elif name == "field-users":
+                out[name] = "nothing to prove (struct page keeps its slab members)" \
+                    if self.field_users is None else st(not self.field_users["left"])
+            elif name == "residue":
+                out[name] = "no report" if self.residue is None else st(not self.residue_gated)
+            elif name == "layout":
+                out[name] = st(self.layout is not None and self.layout.ok)
+        return out
+
+    # ---- the human summary ---------------------------------------------------------
+
+    def summary(self) -> str:
+        L = [f"==== verify: Linux {self.kernel} ({self.source}), {self.patches} patches: "
+             f"{'PASS' if self.ok else 'FAIL'} ({_fmt(self.seconds)}) ===="]
+        L.append("  " + "; ".join(f"{k} {v}" for k, v in self.status().items()))
+        L += self._checkpatch_lines() + self._build_lines() + self._bisect_lines()
+        L += self._field_user_lines() + self._residue_lines() + self._layout_lines()
+        if self.problems:
+            L.append("problems:")
+            L.extend(f"  {p.splitlines()[0]}" for p in self.problems)
+        L.append(f"verify: {'PASS' if self.ok else 'FAIL'}"
+                 + (f"; JSON report {self.report}" if self.report else ""))
+        return "\n".join(L)
+
+    def _checkpatch_lines(self) -> list:
+        c = self.checkpatch
+        if c is None:
+            return [f"checkpatch: {self.not_run.get('checkpatch', 'not run')}"]
+        L = [f"checkpatch: {'OK' if c.ok else 'FAIL'}: {c.count('ERROR')} error(s), "
+             f"{c.count('WARNING')} warning(s) in {len(c.patches)} patches ({c.script})"]
+        for p in c.patches:
+            e, w = p.errors, p.warnings
+            if not (e or w):
+                L.append(f"  {p.patch[:4]} clean")
+                continue
+            kinds = ", ".join(f"{f.level[0]}:{f.type}{' (inherited)' if f.inherited else ''}"
+                              for f in e + w)
+            L.append(f"  {p.patch[:4]} {len(e)} error(s), {len(w)} warning(s): {kinds}")
+            for f in e:
+                L.append(f"       {f.describe()}")
+        return L
+
+    def _build_lines(self) -> list:
+        if not self.builds:
+            return [f"builds: {self.not_run.get('builds', 'not run')}"]
+        L = ["builds: baseline -> patched kernel per configuration; compiler warnings; "
+             "sparse before -> after per file"]
+        for b in self.builds:
+            if b.patched is None or not b.patched.ok:
+                L.append(f"  {b.config:<13} FAIL  patched kernel does not build")
+                continue
+            base = f"baseline {_fmt(b.baseline.seconds)}{' (reused)' if b.baseline_reused else ''}"
+            L.append(f"  {b.config:<13} {'OK  ' if _build_ok(b) else 'FAIL'}  {base}, patched "
+                     f"{_fmt(b.patched.seconds)} ({b.patched.compiled} objects); compiler "
+                     f"warnings {len(b.baseline.warnings)} -> {len(b.patched.warnings)}, "
+                     f"{len(b.new_warnings)} new")
+            rows = sparse_per_file(b.sparse)
+            if rows:
+                L.append(f"  {'':13}       sparse: " + ", ".join(
+                    f"{f} {n0} -> {n1}" + (f" ({new} NEW)" if new else "")
+                    for f, n0, n1, new in rows))
+            elif b.sparse is None:
+                L.append(f"  {'':13}       sparse: not run")
+            if b.sparse_not_built:
+                L.append(f"  {'':13}       sparse: not built in {b.config}: "
+                         f"{', '.join(b.sparse_not_built)}")
+        return L
+
+    def _bisect_lines(self) -> list:
+        b = self.bisect
+        if b is None:
+            return [f"per-patch builds: {self.not_run.get('per-patch', 'not run')}"]
+        from . import bisect
+        per = "; ".join(f"{c.config} {'OK' if c.ok else 'FAIL'} {len(c.patches)}/{len(b.commits)}"
+                        for c in b.configs)
+        L = [f"per-patch builds: {per} (seconds per patch; cached: the time it took "
+             f"when it was built)"]
+        for c in b.configs:
+            f = c.first_failure
+            if f is not None:
+                L.append(f"  {c.config}: first failing patch {f.index}: {f.subject}: {f.problem}")
+        return L + bisect.times_table(b)
+
+    def _field_user_lines(self) -> list:
+        fu = self.field_users
+        if fu is None:
+            return ["field users: struct page keeps its slab members; nothing to prove"]
+        built = sum(1 for r in fu["files"] if r["built_by"])
+        L = [f"field users: {len(fu['files'])} file(s) used a slab member of struct page, "
+             f"{built} compiled after the series, {len(fu['left'])} file(s) still use one"]
+        L += [f"  LEFT in {f}" for f in fu["left"]]
+        return L
+
+    def _residue_lines(self) -> list:
+        r = self.residue
+        if r is None:
+            return ["residue: no report"]
+        L = [f"residue: struct page uses left in the slab code ({len(r.results)} uses, "
+             f"{len(r.not_allowed)} NOT allowed, {len(self.residue_gated)} of them in a gated "
+             f"file)"]
+        for f in r.files:
+            n, ok, bad = r.counts(f)
+            L.append(f"  {f:<26} {n:4d} uses {ok:4d} allowed {bad:4d} NOT allowed")
+        return L
+
+    def _layout_lines(self) -> list:
+        lr = self.layout
+        if lr is None:
+            return [f"layout: {self.not_run.get('layout', 'not run')}"]
+        return ["layout: struct slab's asserts per architecture and MEMCG"] + \
+            [c.line() for c in lr.combos]
+
+    # ---- the JSON report -------------------------------------------------------------
+
+    def to_dict(self) -> dict:
+        def d(x):
+            return None if x is None else x.to_dict()
+        return {
+            "ok": self.ok, "kernel": self.kernel, "source": self.source,
+            "patches": self.patches, "seconds": round(self.seconds, 1),
+            "status": self.status(), "problems": self.problems, "not_run": self.not_run,
+            "checkpatch": d(self.checkpatch),
+            "builds": {b.config: dict(b.to_dict(), sparse_per_file=[
+                {"file": f, "baseline": n0, "patched": n1, "new": new}
+                for f, n0, n1, new in sparse_per_file(b.sparse)]) for b in self.builds},
+            "bisect": d(self.bisect),
+            "field_users": self.field_users,
+            "residue": d(self.residue),
+            "residue_gated": [f"{c.finding.file}:{c.finding.line} {c.finding.function} "
+                              f"{c.finding.kind} {c.finding.text}" for c in self.residue_gated],
+            "layout": d(self.layout),
+        }
+
+    def write(self, path: Path) -> Path:
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.report = path
+        path.write_text(json.dumps(self.to_dict(), indent=1, default=str) + "\n")
+        return path
+
+
+def _build_ok(b) -> bool:
+    return bool(b.patched is not None and b.patched.ok and not b.new_warnings
+                and (b.sparse is None or b.sparse.ok))
