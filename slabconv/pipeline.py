@@ -40,11 +40,30 @@ class Applied:
 
 
 def series_dir(src: Source, output: str | None = None) -> Path:
+    """Where the series of `src` is written and read: --output; for a packaged
+    kernel whose series is committed (generated-patches/<version>/SOURCE, 5.10)
+    that directory; otherwise (6.1, 6.12: kernels with struct slab already,
+    whose series is not committed; a user's tree) the cache,
+    $SLABCONV_CACHE/out/<source id>/patches/."""
     if output:
         return Path(output).resolve()
-    if src.packaged:
+    if src.packaged and (paths.GENERATED / src.version / "SOURCE").is_file():
         return paths.GENERATED / src.version
     return paths.cache_root() / "out" / src.source_id / "patches"
+
+
+def applicable_configs(src: Source, configs, what: str = "verify") -> list:
+    """The configurations of `configs` the tree has (verify.kconfig.applicable);
+    each of the others is said to be not applicable.  None left: exit 2."""
+    from verify import kconfig
+    configs = [configs] if isinstance(configs, str) else list(configs)
+    ok, na = kconfig.split_applicable(configs, src.tree)
+    for c, why in na.items():
+        info(what, f"{c}: not applicable: {why}")
+    if configs and not ok:
+        raise SlabconvError(f"none of the configurations {', '.join(configs)} applies to "
+                            f"Linux {src.version}", exit_code=2)
+    return ok
 
 
 def apply_series(src: Source, patches_dir: Path) -> Applied:
@@ -308,13 +327,17 @@ def _configs(args) -> list:
 def cmd_verify(args) -> int:
     src = _src(args)
     ap = apply_series(src, series_dir(src, args.output))
-    return 0 if verify_applied(ap, _configs(args), _bisect_configs(args)).ok else 1
+    bisect_configs = _bisect_configs(args)
+    if bisect_configs:
+        bisect_configs = applicable_configs(src, bisect_configs, "bisect")
+    return 0 if verify_applied(ap, applicable_configs(src, _configs(args)),
+                               bisect_configs).ok else 1
 
 
 def cmd_boot(args) -> int:
     src = _src(args)
     ap = apply_series(src, series_dir(src, args.output))
-    vr = verify_applied(ap, _configs(args), bisect_configs=())
+    vr = verify_applied(ap, applicable_configs(src, _configs(args), "boot"), bisect_configs=())
     results = boot_all(vr)
     if all(b is None for b in results.values()):
         raise SlabconvError("no patched kernel builds; nothing to boot")
@@ -327,7 +350,10 @@ def cmd_all(args) -> int:
     t0 = time.monotonic()
     src, regen = do_regen(args)
     ap = apply_series(src, regen.output)
-    vr = verify_applied(ap, _configs(args), _bisect_configs(args))
+    bisect_configs = _bisect_configs(args)
+    if bisect_configs:
+        bisect_configs = applicable_configs(src, bisect_configs, "bisect")
+    vr = verify_applied(ap, applicable_configs(src, _configs(args)), bisect_configs)
     ok = vr.ok
     boots = boot_all(vr)
     print("boot: " + _boot_line(boots))

@@ -271,7 +271,7 @@ def configure(src, out, fragments, arch="x86_64", *, force=False) -> Path:
                 entry.unlink()
 
     log.info("verify", f"configuring {out.name}: tinyconfig + "
-             f"{' + '.join(p.stem for p in paths)} (ARCH={arch})")
+             f"{' + '.join(_label(p) for p in paths)} (ARCH={arch})")
     stamp.unlink(missing_ok=True)
     run(make_cmd(src, out, arch, "tinyconfig"), what="make tinyconfig")
     # merge_config.sh writes its temporary files into the current directory.
@@ -282,6 +282,10 @@ def configure(src, out, fragments, arch="x86_64", *, force=False) -> Path:
     stamp.write_text(json.dumps({"digest": digest, "src": str(src), "arch": arch,
                                  "fragments": [str(p) for p in paths]}, indent=1) + "\n")
     return dotconfig
+
+
+def _label(p: Path) -> str:
+    return f"{p.parent.name}/{p.stem}" if p.parent.parent == CONFIGS_DIR else p.stem
 
 
 def configure_named(src, out, name: str, **kw) -> Path:
