@@ -284,3 +284,27 @@ def test_guest_version_guards():
     cases = src.split("static const struct test_case cases[] = {")[1].split("};")[0]
     assert cases.count("{ \"") == 26            # no case dropped on any kernel
     assert "#if" not in cases                    # the table is the same everywhere
+
+
+# ---- the residue gate on a kernel converted upstream ----------------------------
+
+def test_residue_gate_counts_only_what_the_series_adds_on_a_converted_kernel():
+    from verify.residue import Classified, Finding
+
+    def nal(file, fn, text, line=1):
+        return Classified(Finding(file, line, 0, "call", fn, text), False, "no allow entry", None)
+
+    class RR:
+        def __init__(self, xs):
+            self.not_allowed = xs
+    upstream = [nal("mm/slab.h", "slab_order", "compound_order(page)"),
+                nal("mm/slob.c", "slob_page_alloc", "sp_page(x)")]
+    after = [nal("mm/slab.h", "slab_order", "compound_order(page)", 90),   # moved: still theirs
+             nal("mm/slob.c", "slob_page_alloc", "sp_page(x)"),
+             nal("mm/slob.c", "slob_page_alloc", "sp_page(x)"),            # planted: one more
+             nal("mm/slub.c", "kfree", "virt_to_page(x)->freelist")]        # planted: new
+    got = pipeline.residue_gate(RR(after), RR(upstream))
+    assert [(c.finding.file, c.finding.text) for c in got] == [
+        ("mm/slob.c", "sp_page(x)"), ("mm/slub.c", "virt_to_page(x)->freelist")]
+    # without a converted baseline (5.10) every use NOT allowed counts
+    assert len(pipeline.residue_gate(RR(after))) == 4
