@@ -1476,6 +1476,16 @@ static void hold_objects(void)
  * Without red zones the bytes after the object belong to someone else and
  * nothing is written.
  */
+/* SLAB's RED_ACTIVE word went away with SLAB (6.8); SLUB's bytes stay. */
+static bool has_red_zone(const u8 *after, u64 word)
+{
+#ifdef CONFIG_SLAB
+	return word == RED_ACTIVE;
+#else
+	return !memchr_inv(after, SLUB_RED_ACTIVE, sizeof(void *));
+#endif
+}
+
 static void plant_redzone(void)
 {
 	u8 *p;
@@ -1487,8 +1497,7 @@ static void plant_redzone(void)
 	if (!p)
 		return;
 	memcpy(&word, p + opaque(UC_OBJ), sizeof(word));
-	if (IS_ENABLED(CONFIG_SLAB) ? word != RED_ACTIVE :
-	    !!memchr_inv(p + opaque(UC_OBJ), SLUB_RED_ACTIVE, sizeof(void *))) {
+	if (!has_red_zone(p + opaque(UC_OBJ), word)) {
 		kmem_cache_free(uc_cache, p);
 		pr_info("# inject=redzone ignored: slabconv_uc has no red zone (%s)\n",
 			IS_ENABLED(CONFIG_SLAB) ? "DEBUG_SLAB" : "slub_debug=Z");
