@@ -8,7 +8,7 @@ configuration the tree has (SLAB and SLOB are gone from 6.12, SLUB_TINY
 exists only from 6.2: verify.kconfig.applicable()), and boots each with the
 same module, init and command line as the patched boots.
 
-    guests = plan(src, configs)        # builds; [Guest(name, image, build_dir, src, config, boot_kwargs)]
+    guests = plan(src, configs).guests # builds; [Guest(name, image, build_dir, src, config, boot_kwargs)]
     results = boot_guests(guests, src) # boots one after the other, records each
 
 plan() returns plain descriptions (Guest.as_tuple(): name, image, build
@@ -196,12 +196,21 @@ def cmd_reference(args) -> int:
     from .source import resolve
     t0 = time.monotonic()
     src = resolve(args.kernel, args.tree, args.deb_version)
+    from verify import kconfig
     configs = comma_list(args.config) if args.config else list(DEFAULT_CONFIGS)
-    p = plan(src, configs, jobs=args.jobs)
-    if not p.guests and not p.failed:
+    if not kconfig.split_applicable(configs, src.tree)[0]:
+        plan(src, configs)                  # says why each is not applicable
         raise SlabconvError(f"no configuration of {', '.join(configs)} applies to Linux "
                             f"{src.version}", exit_code=2)
-    boots = boot_guests(p.guests, src)
+    # Sequentially, each kernel booted as soon as it is built (a matrix
+    # runner takes plan()'s guests instead).
+    p, boots = Plan([], {}, {}), {}
+    for c in configs:
+        one = plan(src, [c], jobs=args.jobs)
+        p.guests += one.guests
+        p.not_applicable.update(one.not_applicable)
+        p.failed.update(one.failed)
+        boots.update(boot_guests(one.guests, src))
     s = summary(src, p, boots, time.monotonic() - t0)
     out = paths.cache_dir("runs") / f"reference-{src.version}.json"
     out.write_text(json.dumps(s, indent=1) + "\n")
