@@ -21,7 +21,7 @@ SLABCONV := $(PY) -m slabconv
 SRC_ARGS := --kernel $(KERNEL) $(if $(TREE),--tree $(TREE))
 CFG_ARGS := $(if $(CONFIG),--config $(CONFIG))
 
-.PHONY: all help deps fetch regen verify layout checkpatch residue boot bench review test test-fast
+.PHONY: all help deps fetch regen verify layout checkpatch residue boot reference bench review test test-fast
 
 all: deps ## regen, verify and boot on KERNEL (the main job)
 	$(SLABCONV) all $(SRC_ARGS) $(CFG_ARGS)
@@ -50,8 +50,12 @@ checkpatch: deps ## the baseline tree's checkpatch.pl on every patch: fail on an
 residue: deps ## list the uses of struct page left in the slab code (STRICT=1: fail on any not allowed)
 	$(SLABCONV) residue $(SRC_ARGS) $(if $(STRICT),--strict)
 
-boot: deps ## build and boot each allocator's patched kernel in QEMU; in-guest tests (KTAP)
-	$(SLABCONV) boot $(SRC_ARGS) $(CFG_ARGS)
+boot: deps ## boot each allocator's patched kernel in QEMU with the in-guest tests (KTAP), then the reference run
+	$(SLABCONV) boot $(SRC_ARGS) $(CFG_ARGS); s=$$?; \
+	$(SLABCONV) reference $(SRC_ARGS) $(CFG_ARGS) && exit $$s
+
+reference: deps ## build the UNPATCHED kernel in each config it has and boot it with the same tests
+	$(SLABCONV) reference $(SRC_ARGS) $(CFG_ARGS)
 
 bench: deps ## time regeneration (whole and per entry), build and boot
 	$(SLABCONV) bench $(SRC_ARGS)

@@ -315,7 +315,10 @@ class Review:
     def configs(self, prefix: str, defaults) -> list[str]:
         seen = list(defaults)
         for name in sorted(self.results):
-            if name.startswith(prefix) and name[len(prefix):] not in seen:
+            # boot-reference-<config>: a reference run on the unpatched kernel
+            # (slabconv.reference), not a result of the series
+            if name.startswith(prefix) and name[len(prefix):] not in seen \
+                    and not name[len(prefix):].startswith("reference-"):
                 seen.append(name[len(prefix):])
         return seen
 

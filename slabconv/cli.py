@@ -1,4 +1,4 @@
-"""The slabconv command line: fetch, regen, verify, residue, boot, bench, all, review."""
+"""The slabconv command line: fetch, regen, verify, residue, boot, reference, bench, all, review."""
 from __future__ import annotations
 
 import argparse
@@ -80,6 +80,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     from . import pipeline
     pipeline.add_commands(sub, _common)
+    from . import reference
+    reference.add_command(sub, _common)
 
     from report import review
     review.add_command(sub)

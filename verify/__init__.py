@@ -132,11 +132,12 @@ def _old_builds(out_root: Path, config: str, keep_dir: Path) -> list:
     return old
 
 
-def build_key(config: str, ident: str, targets=kbuild.DEFAULT_TARGETS) -> str:
-    """The identity of a baseline build: configuration (fragments, arch),
-    targets, CC wrapper and compiler, and the baseline tree's identity."""
+def build_key(config: str, ident: str, targets=kbuild.DEFAULT_TARGETS, version: str = "") -> str:
+    """The identity of a baseline build: configuration (fragments, arch; with
+    the kernel `version`, its overlays), targets, CC wrapper and compiler,
+    and the baseline tree's identity."""
     arch = kconfig.config_arch(config)
-    cfg = kconfig.inputs_digest(kconfig.config_fragments(config), arch)
+    cfg = kconfig.inputs_digest(kconfig.config_fragments(config, version), arch)
     wrapper = hashlib.sha256(kbuild.CCWRAP.read_bytes()).hexdigest()[:8]
     return _digest(config, cfg, arch, tuple(targets), wrapper, kbuild.compiler(), ident)
 
@@ -228,7 +229,7 @@ def check_build(baseline_src, patched_src, out_root, config: str = "slub",
     out_root.mkdir(parents=True, exist_ok=True)
 
     ident = baseline_id or tree.identity(baseline_src)
-    key = build_key(config, ident, targets)
+    key = build_key(config, ident, targets, kconfig.tree_version(baseline_src))
     base_dir = out_root / f"base-{config}-{key}"
     pat_dir = out_root / f"patched-{config}-{key}"
 

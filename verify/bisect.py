@@ -558,7 +558,8 @@ class _ConfigRun:
     def run(self) -> ConfigResult:
         import verify as V
         t0 = time.monotonic()
-        key = V.build_key(self.config, self.ident, kbuild.DEFAULT_TARGETS)
+        key = V.build_key(self.config, self.ident, kbuild.DEFAULT_TARGETS,
+                          kconfig.tree_version(self.src))
         base_dir = self.out_root / f"base-{self.config}-{key}"
         self.bdir = self.out_root / f"bisect-{self.config}-{key}"
         self.res.build_dir = self.bdir

@@ -14,6 +14,17 @@ configure() again with the same fragments is a no-op (only the check runs),
 which keeps .config's timestamp and therefore the build in `out` incremental.
 Reconfiguring a directory that configure() set up for other fragments empties
 it first.
+
+Kernel versions.  A symbol that differs between the kernels slabconv
+supports is set in a version overlay: configs/<VERSION>/<fragment>.config
+(VERSION as in the tree's Makefile, "6.12") is merged right after
+<fragment>.config when the tree is that version (expand()); e.g. 6.12's
+tinyconfig selects SLUB_TINY, which the slub fragment must turn off there.
+A configuration whose allocator the tree does not have (SLAB and SLOB are
+gone from 6.12, SLUB_TINY came in 6.2) is not applicable to that tree:
+applicable() says why, from the tree's own Kconfig files, and
+configure_named() raises NotApplicable (exit 2) instead of letting Kconfig
+drop the choice and the build test another allocator.
 """
 import hashlib
 import json
@@ -37,6 +48,7 @@ CONFIGS = {
     "kasan": ("x86_64", ["base-x86_64", "slub", "kasan"]),
     "mm-users": ("x86_64", ["base-x86_64", "slub", "mm-users"]),
     "slob": ("x86_64", ["base-x86_64", "slob"]),
+    "slub-tiny": ("x86_64", ["base-x86_64", "slub-tiny"]),
     "iommu": ("x86_64", ["base-x86_64", "slub", "iommu"]),
     # verify/layout.py: struct slab's static_asserts on both word sizes, with
     # and without the memcg word (tinyconfig + SLUB; no boot options needed).
@@ -46,16 +58,107 @@ CONFIGS = {
     "layout-i386-nomemcg": ("i386", ["arch-i386", "layout-base", "slub", "nomemcg"]),
 }
 
+# A configuration applies to a tree only if its Kconfig defines these symbols
+# (the allocator it is about).  What the kernel history says is added to the
+# reason.
+REQUIRES = {
+    "slab": ("SLAB",),
+    "slob": ("SLOB",),
+    "slub-tiny": ("SLUB_TINY",),
+    "kasan": ("KASAN", "KASAN_GENERIC"),
+}
+HISTORY = {
+    "SLAB": "SLAB was removed in Linux 6.8",
+    "SLOB": "SLOB was removed in Linux 6.4",
+    "SLUB_TINY": "SLUB_TINY was added in Linux 6.2",
+}
+# Where those symbols are defined (5.10: init/Kconfig; later: mm/Kconfig).
+KCONFIG_FILES = ("init/Kconfig", "mm/Kconfig", "mm/Kconfig.debug", "lib/Kconfig.kasan")
+
+
+class NotApplicable(SlabconvError):
+    """A configuration the kernel tree cannot build (its allocator is missing)."""
+
+    def __init__(self, message: str):
+        super().__init__(message, exit_code=2)
+
+
 _SET_RE = re.compile(r"^(CONFIG_[A-Za-z0-9_]+)=(.*)$")
 _UNSET_RE = re.compile(r"^# (CONFIG_[A-Za-z0-9_]+) is not set$")
+
+
+def tree_version(src) -> str:
+    """VERSION.PATCHLEVEL of a kernel tree ("6.12"), '' if its Makefile says nothing."""
+    try:
+        text = (Path(src) / "Makefile").read_text(errors="replace")
+    except OSError:
+        return ""
+    v = re.search(r"^VERSION\s*=\s*(\d+)", text, re.M)
+    p = re.search(r"^PATCHLEVEL\s*=\s*(\d+)", text, re.M)
+    return f"{v.group(1)}.{p.group(1)}" if v and p else ""
+
+
+def kconfig_symbols(src, names) -> set:
+    """Those of `names` that the tree's Kconfig files (KCONFIG_FILES) define."""
+    want = set(names)
+    found = set()
+    for rel in KCONFIG_FILES:
+        try:
+            text = (Path(src) / rel).read_text(errors="replace")
+        except OSError:
+            continue
+        for m in re.finditer(r"^\s*(?:menu)?config\s+([A-Za-z0-9_]+)\s*$", text, re.M):
+            if m.group(1) in want:
+                found.add(m.group(1))
+    return found
+
+
+def applicable(name: str, src) -> tuple:
+    """(True, '') if configuration `name` can be built from tree `src`, else
+    (False, why): a symbol it is about is not in the tree's Kconfig."""
+    _lookup(name)
+    need = REQUIRES.get(name, ())
+    missing = [s for s in need if s not in kconfig_symbols(src, need)]
+    if not missing:
+        return True, ""
+    v = tree_version(src) or "this kernel"
+    hist = "; ".join(HISTORY[s] for s in missing if s in HISTORY)
+    return False, (f"configuration '{name}' is not applicable to Linux {v}: its Kconfig has no "
+                   f"{', '.join('CONFIG_' + s for s in missing)}" + (f" ({hist})" if hist else ""))
+
+
+def split_applicable(names, src) -> tuple:
+    """(applicable names, {name: why not}) in the given order."""
+    ok, no = [], {}
+    for n in names:
+        a, why = applicable(n, src)
+        if a:
+            ok.append(n)
+        else:
+            no[n] = why
+    return ok, no
+
+
+def expand(fragments, version: str = "") -> list:
+    """The fragments with each one's overlay for `version`
+    (configs/<version>/<fragment>.config) right after it."""
+    out = []
+    for f in fragments:
+        out.append(f)
+        if version and not str(f).endswith(".config"):
+            o = CONFIGS_DIR / version / f"{f}.config"
+            if o.is_file():
+                out.append(str(o))
+    return out
 
 
 def config_names() -> list:
     return sorted(CONFIGS)
 
 
-def config_fragments(name: str) -> list:
-    return list(_lookup(name)[1])
+def config_fragments(name: str, version: str = "") -> list:
+    """The fragments of a configuration; with `version`, its overlays too."""
+    return expand(_lookup(name)[1], version)
 
 
 def config_arch(name: str) -> str:
@@ -120,7 +223,8 @@ def inputs_digest(fragments: list, arch: str) -> str:
     h = hashlib.sha256(f"arch={arch}\n".encode())
     for f in fragments:
         p = fragment_path(f)
-        h.update(f"--- {p.name}\n".encode())
+        overlay = p.parent.parent == CONFIGS_DIR
+        h.update(f"--- {p.parent.name + '/' if overlay else ''}{p.name}\n".encode())
         h.update(p.read_bytes())
     return h.hexdigest()[:16]
 
@@ -137,6 +241,7 @@ def configure(src, out, fragments, arch="x86_64", *, force=False) -> Path:
     src, out = Path(src).resolve(), Path(out).resolve()
     if not (src / "Makefile").is_file() or not (src / "Kconfig").is_file():
         raise SlabconvError(f"{src} is not a kernel source tree", exit_code=2)
+    fragments = expand(fragments, tree_version(src))
     paths = [fragment_path(f) for f in fragments]
     requested = requested_values(fragments)
     digest = inputs_digest(fragments, arch)
@@ -166,7 +271,7 @@ def configure(src, out, fragments, arch="x86_64", *, force=False) -> Path:
                 entry.unlink()
 
     log.info("verify", f"configuring {out.name}: tinyconfig + "
-             f"{' + '.join(p.stem for p in paths)} (ARCH={arch})")
+             f"{' + '.join(_label(p) for p in paths)} (ARCH={arch})")
     stamp.unlink(missing_ok=True)
     run(make_cmd(src, out, arch, "tinyconfig"), what="make tinyconfig")
     # merge_config.sh writes its temporary files into the current directory.
@@ -179,8 +284,17 @@ def configure(src, out, fragments, arch="x86_64", *, force=False) -> Path:
     return dotconfig
 
 
+def _label(p: Path) -> str:
+    return f"{p.parent.name}/{p.stem}" if p.parent.parent == CONFIGS_DIR else p.stem
+
+
 def configure_named(src, out, name: str, **kw) -> Path:
+    """configure() with a named configuration; NotApplicable (exit 2) when
+    the tree does not have what it is about (applicable())."""
     arch, frags = _lookup(name)
+    ok, why = applicable(name, src)
+    if not ok:
+        raise NotApplicable(why)
     return configure(src, out, frags, arch=arch, **kw)
 
 

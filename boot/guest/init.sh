@@ -14,7 +14,8 @@
 #                            any write error or slab report in dmesg fails
 #                            (SKIP: no /sys/kernel/slab under SLAB or SLOB)
 #   3 slab_caches_visible    kmalloc and module caches in /proc/slabinfo,
-#                            held objects counted (SKIP: SLOB has no slabinfo)
+#                            held objects counted (SKIP: SLOB has no slabinfo,
+#                            nor has SLUB without SLUB_DEBUG, e.g. SLUB_TINY)
 #   4 sysfs_slab_caches      kmalloc and module caches in /sys/kernel/slab
 #                            (SKIP: SLUB only)
 #   5 memcg_slab_accounting  SLAB_ACCOUNT objects held by the module are
@@ -168,6 +169,8 @@ if [ -z "$R1" ]; then ktap "ok 1 - slabconv_test"; else ktap "not ok 1 - slabcon
 # Which allocator, and what it provides.
 ALLOC=$(sed -n 's/^# allocator \([A-Z]*\),.*/\1/p' /tmp/mod.ktap | head -n 1)
 MEMCG_KMEM=$(sed -n 's/^# allocator .*memcg_kmem \([01]\).*/\1/p' /tmp/mod.ktap | head -n 1)
+# SLUB without SLUB_DEBUG (slub-nodebug, 6.2+'s SLUB_TINY) has no /proc/slabinfo.
+SLUB_DEBUG=$(sed -n 's/^# allocator .*slub_debug \([01]\).*/\1/p' /tmp/mod.ktap | head -n 1)
 if [ -z "$ALLOC" ]; then
 	if dmesg | grep -q 'SLUB: HWalign='; then ALLOC=SLUB; else ALLOC=unknown; fi
 fi
@@ -229,6 +232,9 @@ S3=""
 HELD=$(sed -n 's/^# held \([0-9][0-9]*\) accounted objects.*/\1/p' /tmp/mod.ktap | head -n 1)
 if [ ! -r /proc/slabinfo ]; then
 	S3=$(skip_reason /proc/slabinfo "SLOB")
+	if [ -z "$S3" ] && [ "$ALLOC" = SLUB ] && [ "$SLUB_DEBUG" = 0 ]; then
+		S3="/proc/slabinfo absent: SLUB without CONFIG_SLUB_DEBUG does not provide it"
+	fi
 	[ -n "$S3" ] || R3="/proc/slabinfo missing (allocator $ALLOC)"
 elif ! grep -q '^kmalloc-64 ' /proc/slabinfo; then
 	R3="kmalloc-64 not in /proc/slabinfo"

@@ -1,0 +1,230 @@
+"""Reference runs: the in-guest tests on an UNPATCHED kernel.
+
+The guest module and init (boot/guest/) check slab behaviour, not the
+series' text: they must pass on the kernel the series starts from (5.10)
+and on kernels that have upstream's own struct slab conversion (6.1, 6.12).
+A reference run builds the packaged (or given) tree as it is, in each
+configuration the tree has (SLAB and SLOB are gone from 6.12, SLUB_TINY
+exists only from 6.2: verify.kconfig.applicable()), and boots each with the
+same module, init and command line as the patched boots.
+
+    guests = plan(src, configs).guests # builds; [Guest(name, image, build_dir, src, config, boot_kwargs)]
+    results = boot_guests(guests, src) # boots one after the other, records each
+
+plan() returns plain descriptions (Guest.as_tuple(): name, image, build
+dir, src, config, boot kwargs for boot.run()) so that another runner (a
+parallel boot matrix) can boot them instead of boot_guests().
+
+Builds: $SLABCONV_CACHE/build/<version>/reference-<config>-<key>/tree/o
+(verify's baseline build: a hard-link snapshot of the tree, O= inside it,
+reused while the key is unchanged).  Boots: $SLABCONV_CACHE/boot/runs/
+reference-<version>-<config>/.  Results: runs/results-<version>/
+boot-reference-<config>.json (report.results.record; series "reference",
+0 patches), and runs/reference-<version>.json for the whole run.
+"""
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import paths
+from .log import SlabconvError, info
+from .source import Source
+
+# Every configuration a reference run tries; those the tree lacks are "not
+# applicable" (said, not an error).  kasan on request (12-13 min cold).
+DEFAULT_CONFIGS = ("slub", "slab", "slob", "slub-tiny")
+REFERENCE_SERIES = "reference"
+BOOT_TIMEOUT = 180
+
+
+@dataclass
+class Guest:
+    """One kernel to boot with the guest tests (a GuestSpec for a matrix runner)."""
+    name: str                    # reference-<config>
+    image: Path
+    build_dir: Path
+    src: Path
+    config: str
+    boot_kwargs: dict
+    build_seconds: float = 0.0
+    reused: bool = False
+    build: object = field(default=None, repr=False)   # verify.kbuild.BuildResult
+
+    def as_tuple(self) -> tuple:
+        return (self.name, self.image, self.build_dir, self.src, self.config, self.boot_kwargs)
+
+
+@dataclass
+class Plan:
+    guests: list                 # Guest, built
+    not_applicable: dict         # config -> why
+    failed: dict                 # config -> build failure message
+
+
+def stamp(src: Source) -> dict:
+    """What a reference result is recorded for (report.results.record)."""
+    return {"series": REFERENCE_SERIES, "patches": 0, "source": src.source_id,
+            "reference": True}
+
+
+def boot_kwargs(config: str) -> dict:
+    """boot.run()'s keyword arguments: the patched boots' (pipeline.boot_args)
+    and a timeout."""
+    from .pipeline import boot_args
+    return dict(boot_args(config), timeout=BOOT_TIMEOUT)
+
+
+def build_one(src: Source, config: str, out_root: Path, jobs: int = 2):
+    """The unpatched tree built in `config` (reused when built before):
+    (BuildResult, build dir, snapshot, reused)."""
+    import verify as V
+    from verify import kbuild, kconfig, tree
+    version = kconfig.tree_version(src.tree)
+    arch = kconfig.config_arch(config)
+    targets = tuple(kbuild.DEFAULT_TARGETS)
+    ident = f"{REFERENCE_SERIES}:{src.source_id}"
+    key = V.build_key(config, ident, targets, version)
+    d = out_root / f"reference-{config}-{key}"
+    lock = f"reference-{config}"
+    with V.config_lock(out_root, lock):
+        d.mkdir(parents=True, exist_ok=True)
+        old = [p for p in out_root.glob(f"reference-{config}-*")
+               if p != d and p.name[len(f"reference-{config}-"):].isalnum()
+               and len(p.name) == len(d.name)]
+        cleaner = tree.discard(old, out_root / ".trash")
+        try:
+            res, reused = V._baseline(src.tree, d, key, config, arch, targets, jobs)
+        finally:
+            if cleaner is not None:
+                cleaner.wait()
+    return res, d, d / "tree", reused
+
+
+def plan(src: Source, configs=DEFAULT_CONFIGS, *, jobs: int = 2) -> Plan:
+    """Build the unpatched kernel in each applicable configuration."""
+    from verify import kconfig
+    configs = list(configs)
+    ok, na = kconfig.split_applicable(configs, src.tree)
+    for c, why in na.items():
+        info("reference", f"{c}: not applicable: {why}")
+    out_root = paths.cache_dir("build", src.version)
+    guests, failed = [], {}
+    for c in ok:
+        info("reference", f"{c}: building unpatched {src.source_id} "
+                          f"({ok.index(c) + 1} of {len(ok)})")
+        res, d, snap, reused = build_one(src, c, out_root, jobs)
+        if not res.ok:
+            failed[c] = res.failure_message(f"the unpatched {c} build")
+            info("reference", f"{c}: build FAILED (log {res.log})")
+            continue
+        info("reference", f"{c}: built in {res.seconds:.0f}s{' (reused)' if reused else ''}")
+        guests.append(Guest(f"reference-{c}", res.image, snap / "o", snap, c,
+                            boot_kwargs(c), build_seconds=res.seconds, reused=reused,
+                            build=res))
+    return Plan(guests, na, failed)
+
+
+def run_dir(version: str, config: str) -> Path:
+    return paths.cache_dir("boot", "runs", f"reference-{version}-{config}")
+
+
+def record(src: Source, config: str, res, out: Path) -> Path | None:
+    from report import results as recorded
+    return recorded.record_boot(src.version, stamp(src), f"reference-{config}", res, out)
+
+
+def boot_guests(guests, src: Source) -> dict:
+    """Boot each guest (one after the other) with boot.run(); record each.
+    config -> BootResult."""
+    import boot
+    out = {}
+    for g in guests:
+        rd = run_dir(src.version, g.config)
+        info("reference", f"{g.config}: booting {g.image}")
+        res = boot.run(g.image, g.build_dir, g.src, rd, **g.boot_kwargs)
+        print(f"[reference {src.version} {g.config}] " + res.summary())
+        record(src, g.config, res, rd)
+        out[g.config] = res
+    return out
+
+
+def summary(src: Source, p: Plan, boots: dict, seconds: float) -> dict:
+    rows = {}
+    for g in p.guests:
+        b = boots.get(g.config)
+        rows[g.config] = {
+            "status": "not booted" if b is None else ("pass" if b.passed else "FAIL"),
+            "build_seconds": round(g.build_seconds, 1), "build_reused": g.reused,
+            "boot_seconds": None if b is None else round(b.seconds, 1),
+            "counts": None if b is None else b.counts.as_dict(),
+            "module_tests": None if b is None else b.module_tests,
+            "failures": [] if b is None else b.failures[:10],
+            "run_dir": None if b is None else str(b.out_dir)}
+    for c, why in p.not_applicable.items():
+        rows[c] = {"status": "not applicable", "why": why}
+    for c, why in p.failed.items():
+        rows[c] = {"status": "build FAILED", "why": why}
+    return {"kernel": src.version, "source": src.source_id, "seconds": round(seconds, 1),
+            "ok": bool(p.guests) and not p.failed and all(
+                b is not None and b.passed for b in (boots.get(g.config) for g in p.guests)),
+            "configs": rows}
+
+
+def format_summary(s: dict) -> str:
+    lines = [f"reference {s['kernel']} ({s['source']}): {'PASS' if s['ok'] else 'FAIL'} "
+             f"in {s['seconds']:.0f}s"]
+    for c, r in s["configs"].items():
+        if r["status"] in ("not applicable", "build FAILED"):
+            lines.append(f"  {c:10} {r['status']}: {r['why'].splitlines()[0]}")
+            continue
+        cnt = r["counts"] or {}
+        lines.append(f"  {c:10} {r['status']:5} build {r['build_seconds']:.0f}s"
+                     f"{' (reused)' if r['build_reused'] else ''}, boot "
+                     f"{r['boot_seconds'] if r['boot_seconds'] is not None else '-'}s, "
+                     + ", ".join(f"{k} {v}" for k, v in cnt.items())
+                     + f", module cases {r['module_tests']}")
+        for f in r["failures"][:3]:
+            lines.append(f"      {f.splitlines()[0]}")
+    return "\n".join(lines)
+
+
+def cmd_reference(args) -> int:
+    from .cliutil import comma_list
+    from .source import resolve
+    t0 = time.monotonic()
+    src = resolve(args.kernel, args.tree, args.deb_version)
+    from verify import kconfig
+    configs = comma_list(args.config) if args.config else list(DEFAULT_CONFIGS)
+    if not kconfig.split_applicable(configs, src.tree)[0]:
+        plan(src, configs)                  # says why each is not applicable
+        raise SlabconvError(f"no configuration of {', '.join(configs)} applies to Linux "
+                            f"{src.version}", exit_code=2)
+    # Sequentially, each kernel booted as soon as it is built (a matrix
+    # runner takes plan()'s guests instead).
+    p, boots = Plan([], {}, {}), {}
+    for c in configs:
+        one = plan(src, [c], jobs=args.jobs)
+        p.guests += one.guests
+        p.not_applicable.update(one.not_applicable)
+        p.failed.update(one.failed)
+        boots.update(boot_guests(one.guests, src))
+    s = summary(src, p, boots, time.monotonic() - t0)
+    out = paths.cache_dir("runs") / f"reference-{src.version}.json"
+    out.write_text(json.dumps(s, indent=1) + "\n")
+    print(format_summary(s))
+    info("reference", f"{'PASS' if s['ok'] else 'FAIL'} (report: {out})")
+    return 0 if s["ok"] else 1
+
+
+def add_command(sub, common) -> None:
+    p = sub.add_parser("reference", help="build the UNPATCHED kernel in each configuration it "
+                                         "has and boot it with the in-guest tests (reference run)")
+    common(p)
+    p.add_argument("--config", default=None,
+                   help="kernel configs, comma-separated (default: "
+                        f"{','.join(DEFAULT_CONFIGS)}; those the kernel lacks are not applicable)")
+    p.add_argument("-j", "--jobs", type=int, default=2, help="make -j (default 2)")
+    p.set_defaults(func=cmd_reference)

@@ -1,0 +1,310 @@
+"""Configurations per kernel version and the reference runs, without a kernel
+build: version overlays, configurations a tree cannot build (not applicable,
+said with the reason), the reference plan, boots and their records (boot.run
+faked)."""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from slabconv import paths, pipeline, reference  # noqa: E402
+from slabconv.log import SlabconvError  # noqa: E402
+from slabconv.source import Source  # noqa: E402
+from verify import kconfig  # noqa: E402
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def fake_tree(root: Path, version: str, symbols=()) -> Path:
+    """A tree with a Makefile of `version` and mm/Kconfig defining `symbols`."""
+    major, minor = version.split(".")
+    root.mkdir(parents=True)
+    (root / "Makefile").write_text(f"VERSION = {major}\nPATCHLEVEL = {minor}\nSUBLEVEL = 0\n")
+    (root / "Kconfig").write_text("source \"mm/Kconfig\"\n")
+    (root / "mm").mkdir()
+    (root / "mm" / "Kconfig").write_text(
+        "".join(f"config {s}\n\tbool \"{s}\"\n\n" for s in symbols)
+        + "config SLAB_MERGE_DEFAULT\n\tbool\n")   # SLAB_... must not count as SLAB
+    return root
+
+
+# ---- versions and overlays -------------------------------------------------
+
+def test_tree_version(tmp_path):
+    assert kconfig.tree_version(fake_tree(tmp_path / "t", "6.12")) == "6.12"
+    assert kconfig.tree_version(tmp_path / "none") == ""
+
+
+def test_overlay_follows_its_fragment_on_its_version_only():
+    assert kconfig.config_fragments("slub") == ["base-x86_64", "slub"]
+    assert kconfig.config_fragments("slub", "5.10") == ["base-x86_64", "slub"]
+    f = kconfig.config_fragments("slub-nodebug", "6.12")
+    assert f[:2] == ["base-x86_64", "slub"]
+    assert Path(f[2]) == kconfig.CONFIGS_DIR / "6.12" / "slub.config"
+    assert f[3] == "slub-nodebug"
+    # 6.12's tinyconfig selects SLUB_TINY: the slub fragment turns it off there
+    req = kconfig.requested_values(f)
+    assert req["CONFIG_SLUB_TINY"] == "n" and req["CONFIG_SLUB_DEBUG"] == "n"
+    assert kconfig.requested_values(kconfig.config_fragments("slub", "6.12"))[
+        "CONFIG_SLUB_DEBUG"] == "y"
+
+
+def test_overlay_changes_the_build_key_of_its_version_only():
+    import verify
+    k510 = verify.build_key("slub", "id", version="5.10")
+    assert k510 == verify.build_key("slub", "id")      # 5.10 keys as before
+    assert verify.build_key("slub", "id", version="6.12") != k510
+    d = kconfig.inputs_digest(kconfig.config_fragments("slub", "6.12"), "x86_64")
+    assert d != kconfig.inputs_digest(kconfig.config_fragments("slub"), "x86_64")
+
+
+def test_every_overlay_overrides_a_fragment_that_exists():
+    for o in kconfig.CONFIGS_DIR.glob("*/*.config"):
+        assert (kconfig.CONFIGS_DIR / o.name).is_file(), f"{o} overlays no fragment"
+        assert kconfig.parse_config(o.read_text()), f"{o} sets nothing"
+
+
+# ---- applicable or not -------------------------------------------------------
+
+def test_allocators_by_kconfig(tmp_path):
+    t510 = fake_tree(tmp_path / "a", "5.10", ["SLAB", "SLUB", "SLOB", "KASAN", "KASAN_GENERIC"])
+    t612 = fake_tree(tmp_path / "b", "6.12", ["SLUB", "SLUB_TINY", "KASAN", "KASAN_GENERIC"])
+    ok, na = kconfig.split_applicable(["slub", "slab", "slob", "slub-tiny", "kasan"], t510)
+    assert ok == ["slub", "slab", "slob", "kasan"] and list(na) == ["slub-tiny"]
+    assert "CONFIG_SLUB_TINY" in na["slub-tiny"] and "added in Linux 6.2" in na["slub-tiny"]
+    ok, na = kconfig.split_applicable(["slub", "slab", "slob", "slub-tiny"], t612)
+    assert ok == ["slub", "slub-tiny"]
+    assert "not applicable to Linux 6.12" in na["slab"] and "CONFIG_SLAB " in na["slab"] + " "
+    assert "removed in Linux 6.8" in na["slab"] and "removed in Linux 6.4" in na["slob"]
+
+
+def test_configure_named_refuses_a_config_the_tree_lacks(tmp_path):
+    t = fake_tree(tmp_path / "t", "6.12", ["SLUB"])
+    with pytest.raises(kconfig.NotApplicable) as e:
+        kconfig.configure_named(t, tmp_path / "o", "slob")
+    assert e.value.exit_code == 2 and "CONFIG_SLOB" in str(e.value)
+    assert not (tmp_path / "o").exists()          # nothing configured or built
+
+
+def test_unknown_config_is_bad_usage(tmp_path):
+    with pytest.raises(SlabconvError) as e:
+        kconfig.applicable("nope", fake_tree(tmp_path / "t", "6.1"))
+    assert e.value.exit_code == 2
+
+
+def test_pipeline_drops_configs_the_tree_lacks(tmp_path, capsys):
+    src = Source(fake_tree(tmp_path / "t", "6.12", ["SLUB"]), "6.12", "fake", True)
+    assert pipeline.applicable_configs(src, ["slub", "slab", "slob"]) == ["slub"]
+    err = capsys.readouterr().err
+    assert "[verify] slab: not applicable" in err and "[verify] slob: not applicable" in err
+    with pytest.raises(SlabconvError) as e:
+        pipeline.applicable_configs(src, ["slab"])
+    assert e.value.exit_code == 2
+
+
+@pytest.mark.parametrize("version,have,lack", [
+    ("5.10", {"slub", "slab", "slob", "kasan"}, {"slub-tiny"}),
+    ("6.1", {"slub", "slab", "slob", "kasan"}, {"slub-tiny"}),
+    ("6.12", {"slub", "slub-tiny", "kasan"}, {"slab", "slob"}),
+])
+def test_real_trees(version, have, lack):
+    """The packaged trees, when the cache has them unpacked."""
+    trees = sorted(paths.cache_root().glob(f"src/{version}/*/linux-source-{version}"))
+    if not trees:
+        pytest.skip(f"linux-source-{version} is not unpacked in {paths.cache_root()}")
+    ok, na = kconfig.split_applicable(sorted(have | lack), trees[-1])
+    assert set(ok) == have and set(na) == lack
+
+
+# ---- where the series is read from ------------------------------------------
+
+def test_series_dir(tmp_path, cache):
+    s510 = Source(tmp_path, "5.10", "linux-source-5.10_x", True)
+    assert pipeline.series_dir(s510) == paths.GENERATED / "5.10"
+    s61 = Source(tmp_path, "6.1", "linux-source-6.1_6.1.192-3", True)
+    assert not (paths.GENERATED / "6.1" / "SOURCE").exists()
+    assert pipeline.series_dir(s61) == cache.resolve() / "out" / s61.source_id / "patches"
+    assert pipeline.series_dir(s61, str(tmp_path / "x")) == (tmp_path / "x").resolve()
+
+
+# ---- the reference run (builds and boots faked) --------------------------------
+
+class FakeBuild:
+    def __init__(self, ok, image):
+        self.ok, self.image, self.seconds, self.log = ok, image, 12.0, Path("/log")
+
+    def failure_message(self, what="kernel build"):
+        return f"{what} failed"
+
+
+class FakeBoot:
+    def __init__(self, passed, out_dir):
+        from boot import ktap
+        self.passed, self.seconds, self.out_dir = passed, 5.0, Path(out_dir)
+        self.counts = ktap.parse("KTAP version 1\n1..2\nok 1 - a\n"
+                                 + ("ok 2 - b\n" if passed else "not ok 2 - b\n")).counts
+        self.module_tests = 26
+        self.failures = [] if passed else ["ktap: not ok 2 - b"]
+        self.ktap = "KTAP version 1\n"
+
+    def summary(self):
+        return "PASS" if self.passed else "FAIL"
+
+
+@pytest.fixture
+def fake_ref(tmp_path, cache, monkeypatch):
+    """A 6.12-like tree; build_one and boot.run faked (boot.run records its kwargs)."""
+    import boot
+    src = Source(fake_tree(tmp_path / "t", "6.12", ["SLUB", "SLUB_TINY"]), "6.12",
+                 "linux-source-6.12_fake", True)
+    built, booted = [], []
+
+    def build_one(s, config, out_root, jobs=2):
+        built.append(config)
+        d = out_root / f"reference-{config}-x"
+        return FakeBuild(config != "broken", d / "bzImage"), d, d / "tree", False
+
+    def run(image, build_dir, src_dir, out_dir, **kw):
+        booted.append((image, build_dir, src_dir, kw))
+        Path(out_dir).mkdir(parents=True, exist_ok=True)
+        (Path(out_dir) / "summary.json").write_text(json.dumps({"image": str(image)}))
+        return FakeBoot("slabconv.inject=fail" not in kw.get("cmdline_extra", ""), out_dir)
+
+    monkeypatch.setattr(reference, "build_one", build_one)
+    monkeypatch.setattr(boot, "run", run)
+    return src, built, booted
+
+
+def test_plan_builds_what_applies_and_describes_each_guest(fake_ref):
+    src, built, _ = fake_ref
+    p = reference.plan(src, ["slub", "slab", "slob", "slub-tiny"])
+    assert built == ["slub", "slub-tiny"]
+    assert set(p.not_applicable) == {"slab", "slob"}
+    g = {x.config: x for x in p.guests}
+    name, image, bdir, s, config, kw = g["slub"].as_tuple()
+    assert (name, config) == ("reference-slub", "slub")
+    assert bdir.name == "o" and s == bdir.parent and image.name == "bzImage"
+    assert kw["slub_debug"] == "FZPU" and kw["timeout"] == reference.BOOT_TIMEOUT
+    assert g["slub-tiny"].boot_kwargs["slub_debug"] is None   # SLUB_TINY has no slub_debug
+
+
+def test_boots_are_recorded_as_reference_not_as_the_series(fake_ref, cache):
+    from report import results as R
+    src, _, booted = fake_ref
+    p = reference.plan(src, ["slub"])
+    boots = reference.boot_guests(p.guests, src)
+    assert boots["slub"].passed and booted[0][3]["slub_debug"] == "FZPU"
+    rec = json.loads((R.record_dir("6.12") / "boot-reference-slub.json").read_text())
+    assert rec["series"] == "reference" and rec["patches"] == 0 and rec["reference"]
+    assert rec["source"] == "linux-source-6.12_fake" and rec["data"]["passed"] is True
+    assert not (R.record_dir("6.12") / "boot-slub.json").exists()
+    assert Path(rec["data"]["run_dir"]).name == "reference-6.12-slub"
+
+
+def test_a_failed_reference_boot_fails_the_run_and_is_named(fake_ref, monkeypatch, capsys):
+    """Planted: a guest told to fail (inject=fail) fails the whole reference
+    run (exit 1), and the summary names the configuration and the failure."""
+    src, _, _ = fake_ref
+    real = reference.boot_kwargs
+    monkeypatch.setattr(reference, "boot_kwargs", lambda c: dict(
+        real(c), cmdline_extra=(real(c)["cmdline_extra"] + " slabconv.inject=fail").strip()))
+    import slabconv.source
+    monkeypatch.setattr(slabconv.source, "resolve", lambda *a: src)
+    args = type("A", (), dict(kernel="6.12", tree=None, deb_version=None,
+                              config="slub,slab", jobs=2))
+    assert reference.cmd_reference(args) == 1
+    out = capsys.readouterr().out
+    assert "reference 6.12 (linux-source-6.12_fake): FAIL" in out
+    assert "slub       FAIL" in out and "ktap: not ok 2 - b" in out
+    assert "slab       not applicable" in out
+    s = json.loads((paths.cache_root() / "runs" / "reference-6.12.json").read_text())
+    assert s["ok"] is False and s["configs"]["slub"]["status"] == "FAIL"
+    assert s["configs"]["slab"]["status"] == "not applicable"
+
+
+def test_a_build_failure_is_reported_not_booted(fake_ref):
+    src, _, booted = fake_ref
+    kconfig.CONFIGS["broken"] = kconfig.CONFIGS["slub"]
+    try:
+        p = reference.plan(src, ["slub", "broken"])
+    finally:
+        del kconfig.CONFIGS["broken"]
+    assert [g.config for g in p.guests] == ["slub"] and "broken" in p.failed
+    s = reference.summary(src, p, reference.boot_guests(p.guests, src), 1.0)
+    assert s["ok"] is False and s["configs"]["broken"]["status"] == "build FAILED"
+
+
+def test_nothing_applicable_is_bad_usage(fake_ref, monkeypatch):
+    src, built, _ = fake_ref
+    import slabconv.source
+    monkeypatch.setattr(slabconv.source, "resolve", lambda *a: src)
+    args = type("A", (), dict(kernel="6.12", tree=None, deb_version=None,
+                              config="slab,slob", jobs=2))
+    with pytest.raises(SlabconvError) as e:
+        reference.cmd_reference(args)
+    assert e.value.exit_code == 2 and built == []
+
+
+def test_review_does_not_list_reference_boots_as_the_series():
+    from report.review import Review
+    rv = Review.__new__(Review)
+    rv.results = {"boot-slub": None, "boot-reference-slub": None, "boot-kasan": None}
+    assert Review.configs(rv, "boot-", ("slub", "slab")) == ["slub", "slab", "kasan"]
+
+
+# ---- the guest: what it tells init, and init's reading of it -------------------
+
+def test_init_reads_the_module_allocator_line():
+    """init.sh's sed expressions on the line the module prints (format kept in sync)."""
+    src = (REPO / "boot" / "guest" / "slabconv_test.c").read_text()
+    assert ('"# allocator %s, memcg_kmem %d, hardened_usercopy %d, slub_debug %d, '
+            'slub_tiny %d, linux %d.%d\\n"') in src
+    line = "# allocator SLUB, memcg_kmem 1, hardened_usercopy 1, slub_debug 0, slub_tiny 1, linux 6.12"
+    init = (REPO / "boot" / "guest" / "init.sh").read_text()
+    got = {}
+    for var in ("ALLOC", "MEMCG_KMEM", "SLUB_DEBUG"):
+        expr = next(x for x in init.splitlines() if x.startswith(f"{var}=$(sed -n "))
+        sed = expr[len(f"{var}=$("):].split(" /tmp/mod.ktap")[0]
+        got[var] = subprocess.run(["sh", "-c", sed], input=line + "\n", text=True,
+                                  capture_output=True).stdout.strip()
+    assert got == {"ALLOC": "SLUB", "MEMCG_KMEM": "1", "SLUB_DEBUG": "0"}
+
+
+def test_guest_version_guards():
+    """The guards the reference kernels need are in the module, and every case
+    that may not exist on a kernel says so with a SKIP, not by vanishing."""
+    src = (REPO / "boot" / "guest" / "slabconv_test.c").read_text()
+    assert '#define KASAN_UAF\t"slab-use-after-free"' in src
+    assert "KERNEL_VERSION(6, 3, 0)" in src and "KERNEL_VERSION(6, 1, 0)" in src
+    assert 'SKIPPED(c, "kmem_valid_obj()/mem_dump_obj() exist only from Linux 5.12")' in src
+    cases = src.split("static const struct test_case cases[] = {")[1].split("};")[0]
+    assert cases.count("{ \"") == 26            # no case dropped on any kernel
+    assert "#if" not in cases                    # the table is the same everywhere
+
+
+# ---- the residue gate on a kernel converted upstream ----------------------------
+
+def test_residue_gate_counts_only_what_the_series_adds_on_a_converted_kernel():
+    from verify.residue import Classified, Finding
+
+    def nal(file, fn, text, line=1):
+        return Classified(Finding(file, line, 0, "call", fn, text), False, "no allow entry", None)
+
+    class RR:
+        def __init__(self, xs):
+            self.not_allowed = xs
+    upstream = [nal("mm/slab.h", "slab_order", "compound_order(page)"),
+                nal("mm/slob.c", "slob_page_alloc", "sp_page(x)")]
+    after = [nal("mm/slab.h", "slab_order", "compound_order(page)", 90),   # moved: still theirs
+             nal("mm/slob.c", "slob_page_alloc", "sp_page(x)"),
+             nal("mm/slob.c", "slob_page_alloc", "sp_page(x)"),            # planted: one more
+             nal("mm/slub.c", "kfree", "virt_to_page(x)->freelist")]        # planted: new
+    got = pipeline.residue_gate(RR(after), RR(upstream))
+    assert [(c.finding.file, c.finding.text) for c in got] == [
+        ("mm/slob.c", "sp_page(x)"), ("mm/slub.c", "virt_to_page(x)->freelist")]
+    # without a converted baseline (5.10) every use NOT allowed counts
+    assert len(pipeline.residue_gate(RR(after))) == 4
