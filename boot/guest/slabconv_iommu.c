@@ -59,6 +59,7 @@
 #define pr_fmt(fmt) "slabconv-iommu-ktap: " fmt
 
 #include <linux/delay.h>
+#include <linux/dma-map-ops.h>
 #include <linux/dma-mapping.h>
 #include <linux/iommu.h>
 #include <linux/irqflags.h>
@@ -301,9 +302,10 @@ static enum result case_translated(void)
 		return FAILED("no virtio-blk PCI disk (%04x:%04x)", VIRTIO_VENDOR, VIRTIO_BLK_MODERN);
 	dev = &pdev->dev;
 	domain = iommu_get_domain_for_dev(dev);
-	pr_info("# device %s, iommu group %d, domain type %d, dma ops %ps\n", pci_name(pdev),
+	pr_info("# device %s, iommu group %d, domain type %d (DMA %d), %s DMA ops\n", pci_name(pdev),
 		dev->iommu_group ? iommu_group_id(dev->iommu_group) : -1,
-		domain ? (int)domain->type : -1, get_dma_ops(dev));
+		domain ? (int)domain->type : -1, IOMMU_DOMAIN_DMA,
+		get_dma_ops(dev) ? "IOMMU" : "direct");
 	if (!dev->iommu_group)
 		return FAILED("%s is in no IOMMU group", pci_name(pdev));
 	if (!domain)
