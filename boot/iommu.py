@@ -15,8 +15,10 @@
   every unmap), and ``slabconv.iommu=intel slabconv.iommu_disk=<sha256>``
   for the guest's test 9 (boot/guest/init.sh).
 
-``amd`` attaches ``-device amd-iommu`` instead (``amd_iommu=`` defaults),
-used by the AMD probe; see boot/README.md for what QEMU 7.2 does with it.
+``amd`` attaches ``-device amd-iommu`` instead (``amd_iommu=`` defaults,
+``amd_iommu_dump``), for the AMD probe only: QEMU 7.2 drives 5.10's AMD-Vi
+under TCG, but test 9's page-table checks are the Intel driver's, so the
+guest fails them there (boot/README.md, "AMD IOMMU").
 """
 from __future__ import annotations
 
