@@ -10,7 +10,8 @@ removed, the strict one (intel_unmap()) and the lazy one
 (iova_entry_free()); built incrementally from a copy of the patched build.
 Booted strict and lazy, the module's leak check must fail in both and name
 the leak; strict, the pages missing right after the unmap fail case 4 as
-well.  Nothing here skips.
+well.  And the iommu kernel booted without an IOMMU must fail test 9, not
+skip it.  Nothing here skips.
 """
 import re
 import shutil
@@ -68,6 +69,22 @@ def test_iommu_guest_passes(iommu_kernel, variant):
     assert f"mode {mode}" in r.ktap
     assert ("intel_iommu=on,strict" in r.cmdline) == (mode == "strict")
     assert "read 3 times with O_DIRECT" in r.ktap
+
+
+def test_iommu_kernel_without_an_iommu_fails(iommu_kernel, tmp_path):
+    """The configuration says there is an Intel IOMMU; booted without one
+    (no -device intel-iommu, no intel_iommu=on) test 9 must fail, not skip."""
+    import boot
+    vr = iommu_kernel
+    r = boot.run(vr.patched.image, vr.patched_out, vr.patched_src, tmp_path, timeout=180,
+                 **pipeline.boot_args("iommu"))
+    assert not r.passed
+    t9, sub, mod = iommu_tests(r)
+    assert t9.status is Status.FAIL and t9.directive == "dmar_active failed"
+    assert sub["dmar_active"].directive == "no /sys/class/iommu/dmar* (DMAR not active)"
+    assert mod["iommu_enabled"].status is Status.FAIL
+    assert "intel_iommu_enabled is 0" in mod["iommu_enabled"].directive
+    assert sub["no_dmar_faults"].status is Status.PASS
 
 
 @pytest.fixture(scope="module")

@@ -477,7 +477,8 @@ else
 	F1=""
 	DISKDEV=$(readlink -f /sys/block/vda/device 2>/dev/null)   # .../0000:00:0N.0/virtioN
 	PCIDEV=${DISKDEV%/*}
-	GROUP=$(readlink -f "$PCIDEV/iommu_group" 2>/dev/null)
+	GROUP=""
+	[ -n "$PCIDEV" ] && [ -e "$PCIDEV/iommu_group" ] && GROUP=$(readlink -f "$PCIDEV/iommu_group")
 	GTYPE=$(cat "$GROUP/type" 2>/dev/null)
 	if ! ls /sys/class/iommu 2>/dev/null | grep -q '^dmar'; then
 		F1="no /sys/class/iommu/dmar* (DMAR not active)"
