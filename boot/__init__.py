@@ -21,6 +21,7 @@ from pathlib import Path
 from slabconv.log import SlabconvError, info
 
 from . import console, initramfs, ktap, module, qemu
+from . import iommu as iommu_guest
 
 __all__ = ["BootResult", "run", "DEFAULT_SLUB_DEBUG", "base_cmdline"]
 
@@ -85,13 +86,16 @@ def run(kernel_image, build_dir, src_dir, out_dir, *, arch: str = "x86_64",
         timeout: float = 120, cmdline_extra: str = "",
         slub_debug: str | None = DEFAULT_SLUB_DEBUG, accel: str | None = None,
         init_script: Path | None = None, with_module: bool = True,
-        allow: tuple[str, ...] = (), memory: str = "512M", smp: int = 2) -> BootResult:
+        allow: tuple[str, ...] = (), memory: str = "512M", smp: int = 2,
+        iommu: str | None = None) -> BootResult:
     """Boot kernel_image with the slabconv guest tests; see the module doc.
 
     cmdline_extra is appended to the kernel command line (so it wins).
     accel: None/'tcg' (default, $SLABCONV_BOOT_ACCEL overrides), 'kvm', 'auto'.
     init_script replaces boot/guest/init.sh (used by the detector tests).
     allow: regexes of console lines that are expected (not failures).
+    iommu: None, or a kind of boot/iommu.py ('intel' lazy, 'intel-strict',
+    'amd'): the IOMMU and a virtio disk behind it, and their kernel parameters.
     """
     kernel_image, out_dir = Path(kernel_image), Path(out_dir)
     if not kernel_image.is_file():
@@ -104,7 +108,8 @@ def run(kernel_image, build_dir, src_dir, out_dir, *, arch: str = "x86_64",
     mods = []
     if with_module:
         try:
-            mods.append(module.build(Path(src_dir), Path(build_dir), arch=arch))
+            mods.extend(module.companions(
+                module.build(Path(src_dir), Path(build_dir), arch=arch)))
         except SlabconvError as e:
             if e.exit_code != 1:
                 raise
@@ -119,11 +124,15 @@ def run(kernel_image, build_dir, src_dir, out_dir, *, arch: str = "x86_64",
         (lambda: initramfs.build([])) if init_script else (lambda: initrd), arch=arch)
 
     cmdline = base_cmdline(arch, slub_debug)
+    devices: list[str] = []
+    if iommu:
+        devices, params = iommu_guest.setup(iommu)
+        cmdline += " " + params
     if cmdline_extra:
         cmdline += " " + cmdline_extra.strip()
     info("boot", f"booting {kernel_image} ({accel}, timeout {timeout:.0f}s): {cmdline}")
     r = qemu.boot(kernel_image, initrd, out_dir, append=cmdline, arch=arch,
-                  accel=accel, timeout=timeout, memory=memory, smp=smp)
+                  accel=accel, timeout=timeout, memory=memory, smp=smp, devices=devices)
 
     failures: list[str] = []
     if r.timed_out:

@@ -33,12 +33,15 @@ def main(argv=None) -> int:
     ap.add_argument("--init", type=Path, default=None,
                     help="replacement guest init script (debugging)")
     ap.add_argument("--no-module", action="store_true", help="boot without the test module")
+    ap.add_argument("--iommu", choices=("intel", "intel-strict", "amd"), default=None,
+                    help="attach an IOMMU and a virtio disk behind it (boot/iommu.py): "
+                         "intel (lazy), intel-strict, amd")
     args = ap.parse_args(argv)
     def boot_and_report() -> int:
         r = run(args.image, args.build_dir, args.src, args.out, arch=args.arch,
                 timeout=args.timeout, cmdline_extra=args.append,
                 slub_debug=args.slub_debug or None, accel=args.accel,
-                init_script=args.init, with_module=not args.no_module)
+                init_script=args.init, with_module=not args.no_module, iommu=args.iommu)
         print(r.summary())
         return 0 if r.passed else 1
     return guarded(boot_and_report)

@@ -67,9 +67,13 @@ PATTERNS: list[tuple[str, re.Pattern]] = [(k, re.compile(r)) for k, r in [
     ("stack", r"stack-protector: |stack guard page was hit|Kernel stack is corrupted"),
     ("segfault", r"\bsegfault at [0-9a-f]+ ip\b|\btraps: \S+\[\d+\] (?:general protection|trap)"),
     ("call-trace", r"\bCall Trace:"),
+    # DMA remapping faults (Intel: the fault handler's two lines; AMD: the
+    # event log), which the IOMMU guest must never see.
+    ("iommu-fault", r"\bDMAR: DRHD: handling fault status\b|\bDMAR: \[(?:DMA Read|DMA Write|INTR-REMAP)\] Request device\b"
+                    r"|\bAMD-Vi: Event logged \[|\bIO_PAGE_FAULT\b"),
 ]]
 # Our own output: its content is judged through KTAP, not here.
-OURS = re.compile(r"^\s*(?:slabconv-(?:ktap|init): |(?:not )?ok \d+\b|#)")
+OURS = re.compile(r"^\s*(?:slabconv-(?:ktap|init|iommu-ktap): |(?:not )?ok \d+\b|#)")
 # How far after a report line its Call Trace may appear and still belong to it.
 TRACE_WINDOW = 60
 # Expected-report regions (see the module doc); kernel lines only.

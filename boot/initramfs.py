@@ -26,8 +26,8 @@ MODULE_DIR = "lib/slabconv"          # modules land in /lib/slabconv/<name>.ko
 BUSYBOX = "/bin/busybox"
 # Applets init.sh (and a person debugging with rdinit=/bin/sh) uses.
 APPLETS = (
-    "sh", "ash", "cat", "cut", "dmesg", "echo", "grep", "head", "insmod",
-    "lsmod", "ls", "mkdir", "mount", "poweroff", "reboot", "rmmod", "sed",
+    "sh", "ash", "cat", "cut", "dd", "dmesg", "echo", "grep", "head", "insmod",
+    "lsmod", "ls", "mkdir", "mount", "poweroff", "readlink", "reboot", "rmmod", "sed", "sha256sum",
     "sleep", "usleep", "stty", "sync", "tail", "tr", "umount", "uname", "wc", "test", "[",
 )
 FORMAT_VERSION = "1"   # bump when the archive layout changes

@@ -18,8 +18,10 @@ from slabconv import paths, proc
 from slabconv.log import SlabconvError, info
 
 GUEST = Path(__file__).resolve().parent / "guest"
-SOURCES = ("slabconv_test.c", "Kbuild", "Makefile")
+SOURCES = ("slabconv_test.c", "slabconv_iommu.c", "Kbuild", "Makefile")
 MODULE_NAME = "slabconv_test"
+# Every module Kbuild builds; the first is the one build() returns.
+MODULES = (MODULE_NAME, "slabconv_iommu")
 KARCH = {"x86_64": "x86_64"}
 
 
@@ -93,9 +95,15 @@ def build(src_dir: Path, build_dir: Path, *, arch: str = "x86_64",
                        f"-j{jobs}", "modules"], check=False,
                       what=f"building {MODULE_NAME}.ko", env=env, timeout=600)
         (staging / "build.log").write_text(cp.stdout or "")
-        if cp.returncode != 0 or not ko.is_file():
+        missing = [m for m in MODULES if not (staging / f"{m}.ko").is_file()]
+        if cp.returncode != 0 or missing:
             tail = "\n".join((cp.stdout or "").splitlines()[-30:])
-            raise SlabconvError(f"building {MODULE_NAME}.ko failed (exit "
+            raise SlabconvError(f"building {', '.join(m + '.ko' for m in missing or MODULES)} failed (exit "
                                 f"{cp.returncode}); full log {staging}/build.log\n{tail}")
         done.write_text(key + "\n")
     return ko
+
+
+def companions(ko: Path) -> list[Path]:
+    """The modules built with ko (build()'s result), ko first."""
+    return [Path(ko).parent / f"{m}.ko" for m in MODULES]

@@ -73,7 +73,9 @@ def _chardev_path(p: Path) -> str:
 
 def command(image: Path, initrd: Path, append: str, *, arch: str = "x86_64",
             accel: str = "tcg", memory: str = "512M", smp: int = 2,
-            console_log: Path, ktap_log: Path) -> list[str]:
+            console_log: Path, ktap_log: Path, devices=()) -> list[str]:
+    """devices: more QEMU arguments (boot/iommu.py's IOMMU and disk), after
+    the serial ports, before the kernel."""
     a = arch_info(arch)
     binary = shutil.which(a.qemu)
     if not binary:
@@ -89,6 +91,7 @@ def command(image: Path, initrd: Path, append: str, *, arch: str = "x86_64",
         "-chardev", f"file,id=ser0,path={_chardev_path(console_log)}",
         "-chardev", f"file,id=ser1,path={_chardev_path(ktap_log)}",
         "-serial", "chardev:ser0", "-serial", "chardev:ser1",
+        *devices,
         "-kernel", str(image), "-initrd", str(initrd), "-append", append,
     ]
 
@@ -127,7 +130,7 @@ class _Tail:
 def boot(image: Path, initrd: Path, out_dir: Path, *, append: str,
          arch: str = "x86_64", accel: str = "tcg", timeout: float = 120,
          grace: float = 10, memory: str = "512M", smp: int = 2,
-         marker: bytes = END_MARKER) -> QemuRun:
+         marker: bytes = END_MARKER, devices=()) -> QemuRun:
     """Boot once; return when QEMU exits, after timeout, or grace seconds
     after the guest printed marker (on either serial port)."""
     out_dir = Path(out_dir)
@@ -137,7 +140,7 @@ def boot(image: Path, initrd: Path, out_dir: Path, *, append: str,
     for p in (console_log, ktap_log):
         p.unlink(missing_ok=True)
     cmd = command(image, initrd, append, arch=arch, accel=accel, memory=memory,
-                  smp=smp, console_log=console_log, ktap_log=ktap_log)
+                  smp=smp, console_log=console_log, ktap_log=ktap_log, devices=devices)
     run = QemuRun(cmd, console_log, ktap_log, qemu_log, accel=accel)
     tails = [_Tail(ktap_log, marker), _Tail(console_log, marker)]
     start = time.monotonic()

@@ -25,13 +25,21 @@ DEFAULT_BISECT = ("slub", "slub-nodebug", "slab", "slob")   # configs of the per
 # iommu and mm-users are not in the default: see verify/README.md for what
 # an incremental per-patch run costs in each).
 BISECT_CHOICES = DEFAULT_BISECT + ("kasan", "mm-users", "iommu")
-SLUB_CONFIGS = ("slub", "slub-nodebug")                      # booted with slub_debug=
+SLUB_CONFIGS = ("slub", "slub-nodebug", "iommu")             # booted with slub_debug=
 # Kernel command line additions per configuration.  kasan: every KASAN report
 # is printed (5.10 prints only the first one without kasan_multi_shot), so a
 # stray report cannot hide behind the guest module's deliberate ones; no
 # slub_debug (KASAN's own red zones and quarantine; the KUnit suite's
 # out-of-bounds writes would land in SLUB's red zones).
 BOOT_CMDLINE = {"kasan": "kasan_multi_shot"}
+# Configurations booted more than once: config -> {variant: more boot.run()
+# arguments}; the run of variant "" is named after the configuration, the
+# others config-variant.  iommu: the Intel IOMMU guest (boot/iommu.py, a
+# virtio disk behind -device intel-iommu) in strict mode (the IOTLB flushed
+# and the page-table pages freed at every unmap) and in lazy mode (the
+# driver's flush queue holds them until its timer flushes): the two paths of
+# "iommu: Use put_pages_list".
+BOOT_VARIANTS = {"iommu": {"": {"iommu": "intel-strict"}, "lazy": {"iommu": "intel"}}}
 
 
 @dataclass
@@ -369,30 +377,49 @@ def boot_args(config: str, cmdline_extra: str = "") -> dict:
     return {"slub_debug": slub_debug, "cmdline_extra": extra}
 
 
-def boot_config(vr, run_name: str, cmdline_extra: str = ""):
+def boot_variants(config: str) -> list:
+    """The variants a configuration is booted in ([""]: once)."""
+    return list(BOOT_VARIANTS.get(config, {"": {}}))
+
+
+def boot_name(config: str, variant: str = "") -> str:
+    return f"{config}-{variant}" if variant else config
+
+
+def boot_config(vr, run_name: str, cmdline_extra: str = "", variant: str = ""):
     import boot
+    if variant not in boot_variants(vr.config):
+        raise SlabconvError(f"boot: configuration {vr.config} has no variant {variant!r} "
+                            f"(has: {', '.join(repr(v) for v in boot_variants(vr.config))})",
+                            exit_code=2)
+    name = boot_name(vr.config, variant)
     out = paths.cache_dir("boot", "runs", run_name)
     b = vr.patched
     res = boot.run(b.image, vr.patched_out, vr.patched_src, out,
-                   **boot_args(vr.config, cmdline_extra))
-    print(f"[{vr.config}] " + res.summary())
+                   **boot_args(vr.config, cmdline_extra),
+                   **BOOT_VARIANTS.get(vr.config, {}).get(variant, {}))
+    print(f"[{name}] " + res.summary())
     rec = getattr(vr, "series_record", None)
     if rec is not None:                  # the series verify built (record_verify)
         from report import results as recorded
-        recorded.record_boot(rec[0], rec[1], vr.config, res, out)
+        recorded.record_boot(rec[0], rec[1], name, res, out)
     return res
 
 
 def boot_all(vr, run_name: str = "patched") -> dict:
-    """Boot the patched kernel of every configuration verify built (each
-    with its own run directory); config -> BootResult (None: not built)."""
+    """Boot the patched kernel of every configuration verify built, in each
+    of its variants (BOOT_VARIANTS), each with its own run directory;
+    boot_name(config, variant) -> BootResult (None: not built)."""
     out = {}
     for config, r in verified_builds(vr):
-        if r.patched is None or not r.patched.ok:
-            info("boot", f"{config}: the patched kernel did not build; not booted")
-            out[config] = None
-            continue
-        out[config] = boot_config(r, f"{run_name}-{config}" if config != vr.config else run_name)
+        for v in boot_variants(config):
+            name = boot_name(config, v)
+            if r.patched is None or not r.patched.ok:
+                info("boot", f"{name}: the patched kernel did not build; not booted")
+                out[name] = None
+                continue
+            out[name] = boot_config(r, f"{run_name}-{name}" if name != vr.config else run_name,
+                                    variant=v)
     return out
 
 

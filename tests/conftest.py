@@ -48,3 +48,30 @@ def kasan_kernel():
                                  checkpatch=False)
     vr.applied = ap
     return vr
+
+
+@pytest.fixture(scope="session")
+def iommu_kernel():
+    """The committed 5.10 series built by verify in the iommu configuration
+    (the Intel and AMD IOMMU drivers, a virtio-blk disk driver): baseline
+    and patched.  Returns the VerifyResult; tests/test_boot_iommu.py boots it.
+    SLABCONV_TEST_IOMMU_TREE=<a patched tree with its build in o/> uses
+    that build instead (development: no baseline build, no warning gate)."""
+    import os
+    from types import SimpleNamespace
+    from slabconv import paths, pipeline
+    from slabconv.source import resolve
+    from verify import kbuild
+    if os.environ.get("SLABCONV_TEST_IOMMU_TREE"):
+        tree = Path(os.environ["SLABCONV_TEST_IOMMU_TREE"])
+        image = kbuild.image_path(tree / "o", "x86_64")
+        return SimpleNamespace(config="iommu", patched_src=tree, patched_out=tree / "o",
+                               patched=SimpleNamespace(ok=image.is_file(), image=image),
+                               ok=True, new_warnings=[], sparse=None, summary=str(tree),
+                               others={}, series_record=None)
+    src = resolve(paths.DEFAULT_KERNEL, None)
+    ap = pipeline.apply_series(src, paths.GENERATED / paths.DEFAULT_KERNEL)
+    vr = pipeline.verify_applied(ap, ("iommu",), bisect_configs=(), layout=False,
+                                 checkpatch=False)
+    vr.applied = ap
+    return vr

@@ -47,7 +47,7 @@ def test_boot_passes(kernel, tmp_path):
     assert not r.timed_out and r.failures == []
     assert r.module_tests >= 26
     assert r.counts.failed == 0 and r.counts.crashed == 0
-    assert r.counts.total == r.module_tests + 7
+    assert r.counts.total == r.module_tests + 8
     assert r.seconds < 60
     assert (tmp_path / "results.ktap").read_text() == r.ktap
     assert "ok 1 - slabconv_test" in r.ktap
@@ -59,6 +59,7 @@ def test_boot_passes(kernel, tmp_path):
     assert "ok 5 - memcg_slab_accounting\n" in r.ktap  # rose and dropped
     assert "ok 7 - kasan_slab_reports # SKIP CONFIG_KASAN is not set" in r.ktap
     assert "ok 8 - kasan_kunit # SKIP CONFIG_KASAN is not set" in r.ktap
+    assert "ok 9 - iommu # SKIP CONFIG_INTEL_IOMMU is not set and no IOMMU attached" in r.ktap
     assert r.console_log == tmp_path / "console.log"
     assert "Run /init as init process" in r.console_log.read_text()
     assert (tmp_path / "summary.json").is_file()

@@ -35,6 +35,15 @@
 #   8 kasan_kunit            the kernel's KASAN KUnit suite ("kasan", run at
 #                            boot by KUnit's executor), lifted from dmesg and
 #                            nested (SKIP: CONFIG_KASAN_KUNIT_TEST not built in)
+#   9 iommu                  DMA through the Intel IOMMU (the section between
+#                            the "slabconv-iommu" markers below): DMAR active
+#                            and the virtio disk translated, the disk read
+#                            back with O_DIRECT matches the host's checksum,
+#                            the slabconv_iommu module's page-table checks
+#                            (built, translated, freed on unmap in strict or
+#                            lazy mode, no page leaked), no DMAR fault.
+#                            SKIP when the kernel has no CONFIG_INTEL_IOMMU
+#                            and the host attached no IOMMU
 #
 # The allocator comes from the module's "# allocator X" line (else SLUB's
 # boot banner).  A file the allocator does not provide is a SKIP with the
@@ -50,6 +59,8 @@
 #                          plants a KASAN report outside the brackets (the
 #                          host's console scanner fails it)
 #   slabconv.mode=probe    print "slabconv-init: probe ok" and reboot at once
+#   slabconv.iommu=intel   the host attached -device intel-iommu (test 9)
+#   slabconv.iommu_disk=SHA256  the checksum of the disk image it attached
 # Ends with "# slabconv: end" on the KTAP channel, then reboot -f (QEMU runs
 # with -no-reboot, so the guest reset ends QEMU).
 
@@ -131,7 +142,7 @@ slab_reports() {
 
 ktap "KTAP version 1"
 ktap "# slabconv guest tests, kernel $(uname -r)"
-ktap "1..8"
+ktap "1..9"
 
 # ---- 1: the module -----------------------------------------------------------
 LOADED=0
@@ -434,5 +445,100 @@ else
 	done < /tmp/kunit.ktap
 	if [ -z "$R8" ]; then ktap "ok 8 - kasan_kunit"; else ktap "not ok 8 - kasan_kunit # $R8"; fi
 fi
+
+# ---- 9: IOMMU --------------------------------------------------------------------
+# >>> slabconv-iommu section (boot/README.md, "The IOMMU guest") >>>
+# Nested document: 1 dmar_active, 2 disk_dma, 3 pagetables (the module
+# slabconv_iommu's own KTAP, nested one level deeper), 4 no_dmar_faults.
+# The host says what it attached (slabconv.iommu=intel, slabconv.iommu_disk=
+# the disk's sha256); the module says whether the kernel has
+# CONFIG_INTEL_IOMMU.  Neither: SKIP.  Either: DMAR must be active.
+IOMMU_MOD=/lib/slabconv/slabconv_iommu.ko
+IOMMU_WANT=$(arg slabconv.iommu)
+IOMMU_SHA=$(arg slabconv.iommu_disk)
+case ",$(arg intel_iommu)," in
+*,strict,*) IOMMU_MODE=strict ;;
+*) IOMMU_MODE=lazy ;;
+esac
+R9=""
+: > /tmp/iommu.ktap
+isub() { echo "    $*" >> /tmp/iommu.ktap; }
+IMOD_CFG=""
+if [ -f "$IOMMU_MOD" ]; then
+	insmod "$IOMMU_MOD" mode=$IOMMU_MODE > /tmp/iommu-insmod.out 2>&1 ||
+		R9="insmod slabconv_iommu failed: $(head -n 1 /tmp/iommu-insmod.out)"
+	rmmod slabconv_iommu 2>/dev/null
+	dmesg | sed -n 's/^.*slabconv-iommu-ktap: //p' > /tmp/iommu-mod.ktap
+	IMOD_CFG=$(sed -n 's/^# slabconv_iommu: config intel \([01]\).*/\1/p' /tmp/iommu-mod.ktap | head -n 1)
+else
+	R9="$IOMMU_MOD missing from initramfs"
+fi
+if [ -z "$R9" ] && [ -z "$IOMMU_WANT" ] && [ "$IMOD_CFG" = 0 ]; then
+	ktap "ok 9 - iommu # SKIP CONFIG_INTEL_IOMMU is not set and no IOMMU attached"
+else
+	isub "KTAP version 1"
+	isub "# iommu: host attached '${IOMMU_WANT:-nothing}', kernel CONFIG_INTEL_IOMMU ${IMOD_CFG:-?}, mode $IOMMU_MODE"
+	isub "1..4"
+	# 9.1: DMAR is on, the disk's PCI function is in a DMA-translated group.
+	F1=""
+	DISKDEV=$(readlink -f /sys/block/vda/device 2>/dev/null)   # .../0000:00:0N.0/virtioN
+	PCIDEV=${DISKDEV%/*}
+	GROUP=""
+	[ -n "$PCIDEV" ] && [ -e "$PCIDEV/iommu_group" ] && GROUP=$(readlink -f "$PCIDEV/iommu_group")
+	GTYPE=$(cat "$GROUP/type" 2>/dev/null)
+	if ! ls /sys/class/iommu 2>/dev/null | grep -q '^dmar'; then
+		F1="no /sys/class/iommu/dmar* (DMAR not active)"
+	elif ! dmesg | grep -q 'DMAR: Intel(R) Virtualization Technology for Directed I/O'; then
+		F1="dmesg lacks 'Intel(R) Virtualization Technology for Directed I/O' (translation not enabled)"
+	elif [ -z "$DISKDEV" ] || [ ! -e /sys/block/vda ]; then
+		F1="no virtio disk /sys/block/vda"
+	elif [ -z "$GROUP" ] || [ ! -d "$GROUP" ]; then
+		F1="${PCIDEV##*/} (the disk) is in no IOMMU group"
+	elif [ -n "$GTYPE" ] && [ "$GTYPE" != DMA ]; then
+		F1="${PCIDEV##*/}'s IOMMU group ${GROUP##*/} has type $GTYPE, not DMA"
+	elif [ "$IOMMU_MODE" = strict ] && ! dmesg | grep -q 'DMAR: Disable batched IOTLB flush'; then
+		F1="intel_iommu=...,strict but dmesg lacks 'Disable batched IOTLB flush'"
+	elif [ "$IOMMU_MODE" = lazy ] && dmesg | grep -q 'Disable batched IOTLB flush'; then
+		F1="lazy mode expected but the kernel disabled batched IOTLB flushes: $(dmesg | grep 'Disable batched IOTLB flush' | head -n 1)"
+	fi
+	isub "# disk ${PCIDEV##*/}, iommu group ${GROUP##*/} type ${GTYPE:-?}, $(ls /sys/class/iommu 2>/dev/null | tr '\n' ' ')"
+	if [ -z "$F1" ]; then isub "ok 1 - dmar_active"; else isub "not ok 1 - dmar_active # $F1"; R9="dmar_active failed"; fi
+	# 9.2: DMA through the IOMMU: three O_DIRECT reads of the whole disk
+	# (each one DMA from the device, no page cache) match the host's sha256.
+	F2=""
+	if [ -z "$IOMMU_SHA" ]; then
+		F2="no slabconv.iommu_disk= checksum on the command line"
+	elif [ ! -b /dev/vda ]; then
+		F2="no /dev/vda"
+	else
+		for i in 1 2 3; do
+			GOT=$(dd if=/dev/vda bs=65536 iflag=direct 2>/tmp/dd.err | sha256sum | cut -d' ' -f1)
+			if [ "$GOT" != "$IOMMU_SHA" ]; then
+				F2="read $i of /dev/vda: sha256 $GOT, host's $IOMMU_SHA ($(tail -n 1 /tmp/dd.err))"
+				break
+			fi
+		done
+		isub "# /dev/vda: $(($(cat /sys/block/vda/size) / 2)) KiB read 3 times with O_DIRECT, sha256 ${GOT:-?}"
+	fi
+	if [ -z "$F2" ]; then isub "ok 2 - disk_dma"; else isub "not ok 2 - disk_dma # $F2"; R9="${R9:-disk_dma failed}"; fi
+	# 9.3: the module's page-table checks.
+	PLAN=$(sed -n 's/^1\.\.\([0-9][0-9]*\)$/\1/p' /tmp/iommu-mod.ktap | head -n 1)
+	NRES=$(grep -cE '^(not )?ok [0-9]+' /tmp/iommu-mod.ktap)
+	NFAIL=$(grep -c '^not ok ' /tmp/iommu-mod.ktap)
+	F3=""
+	if [ ! -s /tmp/iommu-mod.ktap ]; then F3="slabconv_iommu printed nothing"
+	elif [ -z "$PLAN" ]; then F3="slabconv_iommu printed no plan"
+	elif [ "$NRES" -ne "$PLAN" ]; then F3="slabconv_iommu reported $NRES of $PLAN results"
+	elif [ "$NFAIL" -ne 0 ]; then F3="$NFAIL of $PLAN slabconv_iommu cases failed: $(sed -n 's/^not ok [0-9]* - //p' /tmp/iommu-mod.ktap | head -n 1)"
+	fi
+	while IFS= read -r line; do isub "    $line"; done < /tmp/iommu-mod.ktap
+	if [ -z "$F3" ]; then isub "ok 3 - pagetables"; else isub "not ok 3 - pagetables # $F3"; R9="${R9:-pagetables failed}"; fi
+	# 9.4: no DMA remapping fault was reported.
+	FAULT=$(dmesg | grep -E 'DMAR: DRHD: handling fault|DMAR: \[(DMA Read|DMA Write|INTR-REMAP)\]' | head -n 1 | sed 's/^\[[ 0-9.]*\] //')
+	if [ -z "$FAULT" ]; then isub "ok 4 - no_dmar_faults"; else isub "not ok 4 - no_dmar_faults # $FAULT"; R9="${R9:-no_dmar_faults failed}"; fi
+	while IFS= read -r line; do ktap "$line"; done < /tmp/iommu.ktap
+	if [ -z "$R9" ]; then ktap "ok 9 - iommu"; else ktap "not ok 9 - iommu # $R9"; fi
+fi
+# <<< slabconv-iommu section <<<
 
 finish "$(uptime_s)"
