@@ -20,7 +20,7 @@ from pathlib import Path
 
 from slabconv.log import SlabconvError, info
 
-from . import console, initramfs, ktap, module, qemu
+from . import busybox as guest_busybox, console, initramfs, ktap, module, qemu
 
 __all__ = ["BootResult", "run", "DEFAULT_SLUB_DEBUG", "base_cmdline"]
 
@@ -85,13 +85,15 @@ def run(kernel_image, build_dir, src_dir, out_dir, *, arch: str = "x86_64",
         timeout: float = 120, cmdline_extra: str = "",
         slub_debug: str | None = DEFAULT_SLUB_DEBUG, accel: str | None = None,
         init_script: Path | None = None, with_module: bool = True,
-        allow: tuple[str, ...] = (), memory: str = "512M", smp: int = 2) -> BootResult:
+        allow: tuple[str, ...] = (), memory: str = "512M", smp: int = 2,
+        busybox: Path | None = None) -> BootResult:
     """Boot kernel_image with the slabconv guest tests; see the module doc.
 
     cmdline_extra is appended to the kernel command line (so it wins).
     accel: None/'tcg' (default, $SLABCONV_BOOT_ACCEL overrides), 'kvm', 'auto'.
     init_script replaces boot/guest/init.sh (used by the detector tests).
     allow: regexes of console lines that are expected (not failures).
+    busybox: the guest's busybox (default: boot.busybox.for_arch(arch)).
     """
     kernel_image, out_dir = Path(kernel_image), Path(out_dir)
     if not kernel_image.is_file():
@@ -112,11 +114,13 @@ def run(kernel_image, build_dir, src_dir, out_dir, *, arch: str = "x86_64",
             info("boot", "test module does not build against this kernel")
             return _fail_early(out_dir, f"test module build failed: {e}",
                                time.monotonic() - t0)
-    initrd = initramfs.build(mods, init_script=init_script)
+    bb = Path(busybox) if busybox else guest_busybox.for_arch(arch)
+    initrd = initramfs.build(mods, init_script=init_script, busybox=bb)
     # A KVM probe (accel kvm/auto only) boots the standard init in probe mode.
     accel = qemu.resolve_accel(
         accel, kernel_image,
-        (lambda: initramfs.build([])) if init_script else (lambda: initrd), arch=arch)
+        (lambda: initramfs.build([], busybox=bb)) if init_script else (lambda: initrd),
+        arch=arch)
 
     cmdline = base_cmdline(arch, slub_debug)
     if cmdline_extra:

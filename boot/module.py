@@ -20,7 +20,7 @@ from slabconv.log import SlabconvError, info
 GUEST = Path(__file__).resolve().parent / "guest"
 SOURCES = ("slabconv_test.c", "Kbuild", "Makefile")
 MODULE_NAME = "slabconv_test"
-KARCH = {"x86_64": "x86_64"}
+KARCH = {"x86_64": "x86_64", "i386": "i386"}
 
 
 def _stamp(p: Path) -> str:

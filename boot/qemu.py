@@ -41,6 +41,8 @@ class Arch:
 
 ARCHES = {
     "x86_64": Arch("qemu-system-x86_64", "q35", "ttyS0", "qemu-system-x86"),
+    # 32-bit guest (the slub-i386 configuration); same Debian package.
+    "i386": Arch("qemu-system-i386", "q35", "ttyS0", "qemu-system-x86"),
 }
 
 
