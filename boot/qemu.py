@@ -75,7 +75,7 @@ def _chardev_path(p: Path) -> str:
 
 def command(image: Path, initrd: Path, append: str, *, arch: str = "x86_64",
             accel: str = "tcg", memory: str = "512M", smp: int = 2,
-            console_log: Path, ktap_log: Path) -> list[str]:
+            console_log: Path, ktap_log: Path, extra_args: tuple = ()) -> list[str]:
     a = arch_info(arch)
     binary = shutil.which(a.qemu)
     if not binary:
@@ -92,6 +92,7 @@ def command(image: Path, initrd: Path, append: str, *, arch: str = "x86_64",
         "-chardev", f"file,id=ser1,path={_chardev_path(ktap_log)}",
         "-serial", "chardev:ser0", "-serial", "chardev:ser1",
         "-kernel", str(image), "-initrd", str(initrd), "-append", append,
+        *extra_args,
     ]
 
 
@@ -129,7 +130,7 @@ class _Tail:
 def boot(image: Path, initrd: Path, out_dir: Path, *, append: str,
          arch: str = "x86_64", accel: str = "tcg", timeout: float = 120,
          grace: float = 10, memory: str = "512M", smp: int = 2,
-         marker: bytes = END_MARKER) -> QemuRun:
+         marker: bytes = END_MARKER, extra_args: tuple = ()) -> QemuRun:
     """Boot once; return when QEMU exits, after timeout, or grace seconds
     after the guest printed marker (on either serial port)."""
     out_dir = Path(out_dir)
@@ -139,7 +140,8 @@ def boot(image: Path, initrd: Path, out_dir: Path, *, append: str,
     for p in (console_log, ktap_log):
         p.unlink(missing_ok=True)
     cmd = command(image, initrd, append, arch=arch, accel=accel, memory=memory,
-                  smp=smp, console_log=console_log, ktap_log=ktap_log)
+                  smp=smp, console_log=console_log, ktap_log=ktap_log,
+                  extra_args=tuple(extra_args))
     run = QemuRun(cmd, console_log, ktap_log, qemu_log, accel=accel)
     tails = [_Tail(ktap_log, marker), _Tail(console_log, marker)]
     start = time.monotonic()
