@@ -223,3 +223,33 @@ def test_summary_fits_one_screen(fake, tmp_path):
     assert "FAIL" in row and row.endswith("slob/console.log")
     assert any(x.startswith("  slob: ") for x in lines)
     assert "6 of 7 guests passed" in lines[-2]
+
+
+def test_busybox_per_arch():
+    from boot import busybox
+    assert busybox.elf_arch(busybox.for_arch("x86_64")) == (2, 62)     # ELFCLASS64, x86-64
+    assert busybox.elf_arch(Path(__file__)) is None
+    with pytest.raises(SlabconvError) as e:
+        busybox.for_arch("sparc")
+    assert e.value.exit_code == 2
+
+
+def test_pipeline_guest_specs(tmp_path):
+    from slabconv import pipeline
+
+    class B:
+        ok, image = True, tmp_path / "bzImage"
+
+    class VR:
+        config, patched, patched_out, patched_src = "slub-i386", B(), tmp_path, tmp_path
+    s = pipeline.guest_spec(VR())
+    assert (s.name, s.arch, s.slub_debug) == ("slub-i386", "i386", "FZPU")
+    VR.config = "kasan"
+    s = pipeline.guest_spec(VR())
+    assert s.slub_debug is None and "kasan_multi_shot" in s.cmdline and s.timeout > 120
+    VR.config = "slob"
+    assert pipeline.guest_spec(VR()).slub_debug is None
+    assert pipeline._configs(type("A", (), {"config": "+kasan"})(), pipeline.BOOT_CONFIGS) == \
+        ["slub", "slab", "slob", "slub-i386", "kasan"]
+    assert pipeline._configs(type("A", (), {"config": None})(), pipeline.BOOT_CONFIGS) == \
+        list(pipeline.BOOT_CONFIGS)
