@@ -4,7 +4,8 @@
 #   KERNEL=<version>  packaged kernel (5.10, 6.1, 6.12); default 5.10
 #   TREE=<dir>        a kernel tree of yours instead (never modified)
 #   SLABCONV_CACHE    where trees, builds and logs go (default ~/.cache/slabconv)
-#   CONFIG=<a,b>      kernel configs to build and boot (verify/configs; default slub,slab,slob)
+#   CONFIG=<a,b>      kernel configs to build and boot (verify/configs; default slub,slab,slob;
+#                     boot and all: slub,slab,slob,slub-i386); CONFIG=+kasan adds to the default
 #   STRICT=1          `make residue` fails when a use of struct page is not allowed
 #   OUTPUT=<dir>      where `make review` writes review.html and review.txt
 #                     (default $SLABCONV_CACHE/review/KERNEL/)
@@ -47,10 +48,10 @@ checkpatch: deps ## the baseline tree's checkpatch.pl on every patch: fail on an
 residue: deps ## list the uses of struct page left in the slab code (STRICT=1: fail on any not allowed)
 	$(SLABCONV) residue $(SRC_ARGS) $(if $(STRICT),--strict)
 
-boot: deps ## build and boot each allocator's patched kernel in QEMU; in-guest tests (KTAP)
+boot: deps ## build each config's patched kernel, then boot them 2 at a time in QEMU (KTAP, JUnit XML)
 	$(SLABCONV) boot $(SRC_ARGS) $(CFG_ARGS)
 
-bench: deps ## time regeneration (whole and per entry), build and boot
+bench: deps ## time regeneration (whole and per entry), build, and boot + tests per guest
 	$(SLABCONV) bench $(SRC_ARGS)
 
 review: deps ## the review report (HTML + text): each rule beside its hunks, skipped entries, last results
