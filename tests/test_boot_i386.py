@@ -50,4 +50,5 @@ def test_i386_slub_guest_passes(i386_kernel, tmp_path):
                  "sysfs_slab_caches", "memcg_slab_accounting", "module_unload"):
         assert t[name].status is Status.PASS, (name, t[name].directive)
     assert r.boot.module_tests >= 26
-    assert "i686" in r.boot.ktap or "i386" in (r.out_dir / "console.log").read_text()
+    # a 32-bit kernel (the console does not name the arch)
+    assert "\nCONFIG_X86_32=y\n" in (spec.build_dir / ".config").read_text()
