@@ -4,7 +4,8 @@
 #   KERNEL=<version>  packaged kernel (5.10, 6.1, 6.12); default 5.10
 #   TREE=<dir>        a kernel tree of yours instead (never modified)
 #   SLABCONV_CACHE    where trees, builds and logs go (default ~/.cache/slabconv)
-#   CONFIG=<a,b>      kernel configs to build and boot (verify/configs; default slub,slab,slob)
+#   CONFIG=<a,b>      kernel configs to build and boot (verify/configs; default slub,slab,slob;
+#                     boot and all: slub,slab,slob,slub-i386); CONFIG=+kasan / +iommu adds to it
 #   BISECT=<a,b>      configs in which `make verify` builds every patch on its own
 #                     (default slub,slub-nodebug,slab,slob; also kasan, mm-users, iommu; none)
 #   STRICT=1          `make residue` fails when a use of struct page is not allowed
@@ -50,14 +51,14 @@ checkpatch: deps ## the baseline tree's checkpatch.pl on every patch: fail on an
 residue: deps ## list the uses of struct page left in the slab code (STRICT=1: fail on any not allowed)
 	$(SLABCONV) residue $(SRC_ARGS) $(if $(STRICT),--strict)
 
-boot: deps ## boot each allocator's patched kernel in QEMU with the in-guest tests (KTAP), then the reference run
+boot: deps ## build each config's patched kernel, boot them 2 at a time in QEMU (KTAP, JUnit XML), then the reference run
 	$(SLABCONV) boot $(SRC_ARGS) $(CFG_ARGS); s=$$?; \
-	$(SLABCONV) reference $(SRC_ARGS) $(CFG_ARGS) && exit $$s
+	$(SLABCONV) reference $(SRC_ARGS) $(if $(filter-out +%,$(CONFIG)),$(CFG_ARGS)) && exit $$s
 
 reference: deps ## build the UNPATCHED kernel in each config it has and boot it with the same tests
-	$(SLABCONV) reference $(SRC_ARGS) $(CFG_ARGS)
+	$(SLABCONV) reference $(SRC_ARGS) $(if $(filter-out +%,$(CONFIG)),$(CFG_ARGS))
 
-bench: deps ## time regeneration (whole and per entry), build and boot
+bench: deps ## time regeneration (whole and per entry), build, and boot + tests per guest
 	$(SLABCONV) bench $(SRC_ARGS)
 
 review: deps ## the review report (HTML + text): each rule beside its hunks, skipped entries, last results

@@ -20,10 +20,10 @@ from pathlib import Path
 
 from slabconv.log import SlabconvError, info
 
-from . import console, initramfs, ktap, module, qemu
+from . import busybox as guest_busybox, console, initramfs, ktap, module, qemu
 from . import iommu as iommu_guest
 
-__all__ = ["BootResult", "run", "DEFAULT_SLUB_DEBUG", "base_cmdline"]
+__all__ = ["BootResult", "run", "DEFAULT_SLUB_DEBUG", "base_cmdline", "console_tail"]
 
 # F sanity checks, Z red zones, P poisoning, U alloc/free tracking: makes
 # SLUB validate and the slab paths of the conversion series do real work.
@@ -75,6 +75,16 @@ def base_cmdline(arch: str = "x86_64", slub_debug: str | None = DEFAULT_SLUB_DEB
     return " ".join(parts)
 
 
+def console_tail(log: Path, lines: int = 20) -> str:
+    """The last lines of a console log (timestamps kept), indented."""
+    try:
+        text = Path(log).read_text(errors="replace")
+    except OSError:
+        return "    (no console log)"
+    tail = [x.rstrip() for x in text.splitlines() if x.strip()][-lines:]
+    return "\n".join(f"    {x}" for x in tail) or "    (console empty)"
+
+
 def _fail_early(out_dir: Path, message: str, seconds: float) -> BootResult:
     log = out_dir / "console.log"
     log.touch()
@@ -87,7 +97,8 @@ def run(kernel_image, build_dir, src_dir, out_dir, *, arch: str = "x86_64",
         slub_debug: str | None = DEFAULT_SLUB_DEBUG, accel: str | None = None,
         init_script: Path | None = None, with_module: bool = True,
         allow: tuple[str, ...] = (), memory: str = "512M", smp: int = 2,
-        iommu: str | None = None) -> BootResult:
+        iommu: str | None = None, busybox: Path | None = None,
+        qemu_extra: tuple[str, ...] = ()) -> BootResult:
     """Boot kernel_image with the slabconv guest tests; see the module doc.
 
     cmdline_extra is appended to the kernel command line (so it wins).
@@ -96,6 +107,8 @@ def run(kernel_image, build_dir, src_dir, out_dir, *, arch: str = "x86_64",
     allow: regexes of console lines that are expected (not failures).
     iommu: None, or a kind of boot/iommu.py ('intel' lazy, 'intel-strict',
     'amd'): the IOMMU and a virtio disk behind it, and their kernel parameters.
+    busybox: the guest's busybox (default: boot.busybox.for_arch(arch)).
+    qemu_extra: more QEMU arguments (devices, machine options).
     """
     kernel_image, out_dir = Path(kernel_image), Path(out_dir)
     if not kernel_image.is_file():
@@ -117,11 +130,13 @@ def run(kernel_image, build_dir, src_dir, out_dir, *, arch: str = "x86_64",
             info("boot", "test module does not build against this kernel")
             return _fail_early(out_dir, f"test module build failed: {e}",
                                time.monotonic() - t0)
-    initrd = initramfs.build(mods, init_script=init_script)
+    bb = Path(busybox) if busybox else guest_busybox.for_arch(arch)
+    initrd = initramfs.build(mods, init_script=init_script, busybox=bb)
     # A KVM probe (accel kvm/auto only) boots the standard init in probe mode.
     accel = qemu.resolve_accel(
         accel, kernel_image,
-        (lambda: initramfs.build([])) if init_script else (lambda: initrd), arch=arch)
+        (lambda: initramfs.build([], busybox=bb)) if init_script else (lambda: initrd),
+        arch=arch)
 
     cmdline = base_cmdline(arch, slub_debug)
     devices: list[str] = []
@@ -132,12 +147,14 @@ def run(kernel_image, build_dir, src_dir, out_dir, *, arch: str = "x86_64",
         cmdline += " " + cmdline_extra.strip()
     info("boot", f"booting {kernel_image} ({accel}, timeout {timeout:.0f}s): {cmdline}")
     r = qemu.boot(kernel_image, initrd, out_dir, append=cmdline, arch=arch,
-                  accel=accel, timeout=timeout, memory=memory, smp=smp, devices=devices)
+                  accel=accel, timeout=timeout, memory=memory, smp=smp,
+                  devices=[*devices, *qemu_extra])
 
     failures: list[str] = []
     if r.timed_out:
-        failures.append(f"timeout: guest still running after {timeout:.0f}s "
-                        f"(killed); see {r.console_log}")
+        failures.append(f"hang/timeout: guest still running after {timeout:.0f}s "
+                        f"(killed); see {r.console_log}; console tail:\n"
+                        + console_tail(r.console_log))
 
     raw = r.ktap_log.read_text(errors="replace") if r.ktap_log.is_file() else ""
     res = ktap.parse(raw)

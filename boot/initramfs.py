@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Mapping
@@ -151,7 +152,8 @@ def build(modules: Iterable[Path] = (), *, init_script: Path | None = None,
     if out.is_file():
         return out
     data = newc_bytes(entries_for(init, mods, bb, extra_files))
-    tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
+    # pid and thread: the boot matrix builds archives from several threads
+    tmp = out.with_name(f".{out.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     tmp.write_bytes(data)
     os.replace(tmp, out)
     info("boot", f"initramfs {out} ({len(data) // 1024} KiB, "

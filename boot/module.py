@@ -22,7 +22,7 @@ SOURCES = ("slabconv_test.c", "slabconv_iommu.c", "Kbuild", "Makefile")
 MODULE_NAME = "slabconv_test"
 # Every module Kbuild builds; the first is the one build() returns.
 MODULES = (MODULE_NAME, "slabconv_iommu")
-KARCH = {"x86_64": "x86_64"}
+KARCH = {"x86_64": "x86_64", "i386": "i386"}
 
 
 def _stamp(p: Path) -> str:

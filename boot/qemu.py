@@ -41,6 +41,12 @@ class Arch:
 
 ARCHES = {
     "x86_64": Arch("qemu-system-x86_64", "q35", "ttyS0", "qemu-system-x86"),
+    # 32-bit guest (the slub-i386 configuration); same Debian package.  TCG's
+    # "max" CPU says AuthenticAMD family 6, which a 32-bit kernel takes for an
+    # Athlon that is not SMP-certified (a WARNING at the second CPU's boot):
+    # the same CPU with Intel's vendor string.
+    "i386": Arch("qemu-system-i386", "q35", "ttyS0", "qemu-system-x86",
+                 cpu_tcg="max,vendor=GenuineIntel"),
 }
 
 
@@ -74,8 +80,8 @@ def _chardev_path(p: Path) -> str:
 def command(image: Path, initrd: Path, append: str, *, arch: str = "x86_64",
             accel: str = "tcg", memory: str = "512M", smp: int = 2,
             console_log: Path, ktap_log: Path, devices=()) -> list[str]:
-    """devices: more QEMU arguments (boot/iommu.py's IOMMU and disk), after
-    the serial ports, before the kernel."""
+    """devices: more QEMU arguments (boot/iommu.py's IOMMU and disk, a
+    matrix guest's qemu_extra), after the serial ports, before the kernel."""
     a = arch_info(arch)
     binary = shutil.which(a.qemu)
     if not binary:

@@ -25,7 +25,17 @@ DEFAULT_BISECT = ("slub", "slub-nodebug", "slab", "slob")   # configs of the per
 # iommu and mm-users are not in the default: see verify/README.md for what
 # an incremental per-patch run costs in each).
 BISECT_CHOICES = DEFAULT_BISECT + ("kasan", "mm-users", "iommu")
-SLUB_CONFIGS = ("slub", "slub-nodebug", "iommu")             # booted with slub_debug=
+SLUB_CONFIGS = ("slub", "slub-nodebug", "slub-i386", "iommu")  # booted with slub_debug=
+# The boot matrix (`make boot`, `make all`): the three allocators and SLUB on
+# i386, booted two at a time (boot/matrix.py).  `--config +kasan` adds to it
+# (kasan's cold build is 13 min, so it is not in the default set).
+BOOT_CONFIGS = ("slub", "slab", "slob", "slub-i386")
+BOOT_JOBS = 2                      # guests at a time (2 cores: one TCG guest each)
+DEFAULT_BOOT_TIMEOUT = 120.0
+# Per configuration: the guest's timeout (s) and more QEMU arguments.  A
+# new guest is one line in each table it needs (and its kconfig.CONFIGS line).
+BOOT_TIMEOUT = {"kasan": 300.0, "slub-i386": 180.0, "iommu": 180.0}   # i386: 57-70 s measured under load
+BOOT_QEMU: dict = {}
 # Kernel command line additions per configuration.  kasan: every KASAN report
 # is printed (5.10 prints only the first one without kasan_multi_shot), so a
 # stray report cannot hide behind the guest module's deliberate ones; no
@@ -406,36 +416,71 @@ def boot_config(vr, run_name: str, cmdline_extra: str = "", variant: str = ""):
     return res
 
 
-def boot_all(vr, run_name: str = "patched") -> dict:
-    """Boot the patched kernel of every configuration verify built, in each
-    of its variants (BOOT_VARIANTS), each with its own run directory;
-    boot_name(config, variant) -> BootResult (None: not built)."""
-    out = {}
+def guest_spec(r, cmdline_extra: str = "", name: str | None = None, variant: str = ""):
+    """The boot matrix's GuestSpec for the patched kernel of one verified
+    configuration (r: a VerifyResult whose patched build is ok), in one of
+    its variants (BOOT_VARIANTS: iommu strict and lazy)."""
+    from boot.matrix import GuestSpec
+    from verify import kconfig
+    a = boot_args(r.config, cmdline_extra)
+    return GuestSpec(name=name or boot_name(r.config, variant), arch=kconfig.config_arch(r.config),
+                     image=Path(r.patched.image), build_dir=Path(r.patched_out),
+                     src=Path(r.patched_src), config=r.config, cmdline=a["cmdline_extra"],
+                     slub_debug=a["slub_debug"], qemu_extra=tuple(BOOT_QEMU.get(r.config, ())),
+                     timeout=BOOT_TIMEOUT.get(r.config, DEFAULT_BOOT_TIMEOUT),
+                     options=dict(BOOT_VARIANTS.get(r.config, {}).get(variant, {})))
+
+
+def boot_matrix(vr, run_name: str = "matrix", *, jobs: int = BOOT_JOBS,
+                cmdline_extra: str = ""):
+    """Boot the patched kernel of every configuration verify built, `jobs` at
+    a time (boot/matrix.py), in cache/boot/runs/<run_name>/<config>/; record
+    each for the review.  Returns (MatrixResult or None, config ->
+    BootResult, None for a kernel that did not build)."""
+    from boot import matrix
+    out: dict = {}
+    specs, built = [], {}
     for config, r in verified_builds(vr):
         for v in boot_variants(config):
             name = boot_name(config, v)
+            out[name] = None
             if r.patched is None or not r.patched.ok:
                 info("boot", f"{name}: the patched kernel did not build; not booted")
-                out[name] = None
                 continue
-            out[name] = boot_config(r, f"{run_name}-{name}" if name != vr.config else run_name,
-                                    variant=v)
+            specs.append(guest_spec(r, cmdline_extra, variant=v))
+            built[name] = r
+    if not specs:
+        return None, out
+    m = matrix.run(specs, paths.cache_dir("boot", "runs", run_name), jobs=jobs)
+    for g in m.results:
+        out[g.spec.name] = g.boot
+        rec = getattr(built[g.spec.name], "series_record", None)
+        if rec is not None and g.boot is not None:
+            from report import results as recorded
+            recorded.record_boot(rec[0], rec[1], g.spec.name, g.boot, g.out_dir)
+    return m, out
+
+
+def boot_all(vr, run_name: str = "matrix", jobs: int = BOOT_JOBS) -> dict:
+    """boot_matrix() with its one-screen summary printed; config -> BootResult."""
+    from boot import summary
+    m, out = boot_matrix(vr, run_name, jobs=jobs)
+    if m is not None:
+        print(summary.render(m))
     return out
-
-
-def _boot_line(results: dict) -> str:
-    return "; ".join(f"{c} {'not built' if b is None else ('pass' if b.passed else 'FAIL')}"
-                     f"{'' if b is None else f' ({b.seconds:.1f}s, {b.counts})'}"
-                     for c, b in results.items())
 
 
 def _src(args) -> Source:
     return resolve(args.kernel, args.tree, args.deb_version)
 
 
-def _configs(args) -> list:
+def _configs(args, default=DEFAULT_CONFIGS) -> list:
+    """--config a,b (those), +a,b (the default set and those) or the default."""
     from .cliutil import comma_list
-    return comma_list(getattr(args, "config", None) or ",".join(DEFAULT_CONFIGS))
+    v = getattr(args, "config", None)
+    if v and v.startswith("+"):
+        return list(dict.fromkeys(list(default) + comma_list(v[1:])))
+    return comma_list(v or ",".join(default))
 
 
 def _checks(args) -> dict:
@@ -455,12 +500,13 @@ def cmd_verify(args) -> int:
 
 def cmd_boot(args) -> int:
     ap = _applied(args)
-    vr = verify_applied(ap, applicable_configs(ap.src, _configs(args), "boot"), bisect_configs=(),
-                        layout=False, checkpatch=False)
-    results = boot_all(vr)
+    # builds first, one after another (-j2 each: the CPU-bound part), then
+    # the guests, two at a time
+    vr = verify_applied(ap, applicable_configs(ap.src, _configs(args, BOOT_CONFIGS), "boot"),
+                        bisect_configs=(), layout=False, checkpatch=False)
+    results = boot_all(vr, jobs=args.jobs)
     if all(b is None for b in results.values()):
         raise SlabconvError("no patched kernel builds; nothing to boot")
-    print("boot: " + _boot_line(results))
     return 0 if all(b is not None and b.passed for b in results.values()) else 1
 
 
@@ -472,11 +518,10 @@ def cmd_all(args) -> int:
     bisect_configs = _bisect_configs(args)
     if bisect_configs:
         bisect_configs = applicable_configs(src, bisect_configs, "bisect")
-    vr = verify_applied(ap, applicable_configs(src, _configs(args)), bisect_configs,
+    vr = verify_applied(ap, applicable_configs(src, _configs(args, BOOT_CONFIGS)), bisect_configs,
                         **_checks(args))
     ok = vr.ok
     boots = boot_all(vr)
-    print("boot: " + _boot_line(boots))
     ok = ok and all(b is not None and b.passed for b in boots.values())
     report = {
         "kernel": src.version, "source": src.source_id, "ok": ok,
@@ -509,9 +554,14 @@ def add_commands(sub, common) -> None:
         common(p)
         p.add_argument("--config", default=None if name != "bench" else DEFAULT_CONFIG,
                        help="kernel config(s), comma-separated, the first the primary one "
-                            f"(verify/configs; default: {','.join(DEFAULT_CONFIGS)}"
-                            f"{'' if name != 'bench' else '; bench: ' + DEFAULT_CONFIG})")
+                            f"(verify/configs; default: "
+                            f"{','.join(BOOT_CONFIGS if name in ('boot', 'all') else DEFAULT_CONFIGS)}"
+                            f"{'' if name != 'bench' else '; bench: ' + DEFAULT_CONFIG}; "
+                            "+a,b: the default and a, b)")
         p.add_argument("--output", "-o", default=None, help="the series directory")
+        if name == "boot":
+            p.add_argument("--jobs", "-j", type=int, default=BOOT_JOBS,
+                           help="guests booted at a time (default %(default)s)")
         if name in ("verify", "all"):
             p.add_argument("--bisect-configs", default=",".join(DEFAULT_BISECT),
                            help="configs in which every patch must build on its own "

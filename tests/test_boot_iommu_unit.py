@@ -56,7 +56,7 @@ def test_qemu_devices_go_before_the_kernel():
     assert "-device" not in plain and "-drive" not in plain
 
 
-def test_iommu_configuration_boots_strict_and_lazy(monkeypatch):
+def test_iommu_configuration_boots_strict_and_lazy(monkeypatch, tmp_path):
     from verify import kconfig
     assert set(pipeline.BOOT_VARIANTS) <= set(kconfig.config_names())
     assert pipeline.boot_variants("slub") == [""]
@@ -65,17 +65,23 @@ def test_iommu_configuration_boots_strict_and_lazy(monkeypatch):
 
     def fake_run(image, out_dir_build, src, out, **kw):
         calls.append((Path(out).name, kw))
-        return SimpleNamespace(passed=True, seconds=1.0, counts="1 test", summary=lambda: "ok")
+        doc = "KTAP version 1\n1..1\nok 1 - fake\n"
+        return boot.BootResult(passed=True, ktap=doc, console_log=Path(out) / "console.log",
+                               seconds=1.0, failures=[], counts=ktap.parse(doc).counts)
 
     import boot
+    from boot import ktap
     monkeypatch.setattr(boot, "run", fake_run)
+    monkeypatch.setenv("SLABCONV_CACHE", str(tmp_path))
     built = SimpleNamespace(ok=True, image=Path("/bz"))
     vr = SimpleNamespace(config="iommu", patched=built, patched_out=Path("/o"),
                          patched_src=Path("/s"), others={}, series_record=None)
     res = pipeline.boot_all(vr, "t")
     assert list(res) == ["iommu", "iommu-lazy"]
-    assert [(n, kw["iommu"], kw["slub_debug"]) for n, kw in calls] == [
-        ("t", "intel-strict", "FZPU"), ("t-iommu-lazy", "intel", "FZPU")]
+    assert all(r.passed for r in res.values())
+    # the matrix boots both variants, each in its own run directory
+    assert sorted((n, kw["iommu"], kw["slub_debug"]) for n, kw in calls) == [
+        ("iommu", "intel-strict", "FZPU"), ("iommu-lazy", "intel", "FZPU")]
     with pytest.raises(SlabconvError):
         pipeline.boot_config(vr, "t", variant="nosuch")
 

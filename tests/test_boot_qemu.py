@@ -141,7 +141,8 @@ def test_hang_reported_as_timeout(kernel, tmp_path):
     out = tmp_path / "run"
     r = boot.run(*kernel, out, timeout=10, init_script=init)
     assert not r.passed and r.timed_out
-    assert r.failures[0].startswith("timeout: guest still running after 10s")
+    assert r.failures[0].startswith("hang/timeout: guest still running after 10s")
+    assert "hang init: sleeping forever" in r.failures[0]      # the console tail
     assert 10 <= r.seconds < 25
     assert "hang init: sleeping forever" in r.console_log.read_text()
 

@@ -50,6 +50,9 @@ CONFIGS = {
     "slob": ("x86_64", ["base-x86_64", "slob"]),
     "slub-tiny": ("x86_64", ["base-x86_64", "slub-tiny"]),
     "iommu": ("x86_64", ["base-x86_64", "slub", "iommu"]),
+    # The boot matrix's 32-bit guest: the slub kernel on i386 (4-byte words,
+    # struct slab's i386 layout), booted with qemu-system-i386.
+    "slub-i386": ("i386", ["base-x86_64", "arch-i386", "slub"]),
     # verify/layout.py: struct slab's static_asserts on both word sizes, with
     # and without the memcg word (tinyconfig + SLUB; no boot options needed).
     "layout-x86_64": ("x86_64", ["arch-x86_64", "layout-base", "slub", "memcg"]),

@@ -1,0 +1,64 @@
+"""Integration: a planted runtime defect in a patched kernel fails the boot matrix.
+
+tests/planted/0001-slub-planted-freelist-defect.patch (a test fixture, not
+a rule) is applied with `git am` on top of the committed 5.10 series; the
+slub configuration is built incrementally (only mm/slub.c changes) and its
+guest booted through boot.matrix as `slabconv boot` boots it (slub_debug=FZPU).
+Every object of the guest module's caches that __slab_free() puts on a
+non-empty freelist gets a free pointer one byte past the next free object.
+The matrix must fail, and its JUnit XML must name SLUB's report on one of
+the module's caches with the console excerpt.  Nothing here skips.
+"""
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from boot import matrix  # noqa: E402
+from slabconv import paths, pipeline  # noqa: E402
+
+pytestmark = [pytest.mark.slow, pytest.mark.network]
+
+PLANTED = Path(__file__).resolve().parent / "planted"
+
+
+@pytest.fixture(scope="module")
+def planted_kernel():
+    import verify
+    from slabconv.source import resolve
+    src = resolve(paths.DEFAULT_KERNEL, None)
+    ap = pipeline.apply_series(src, paths.GENERATED / paths.DEFAULT_KERNEL)
+    patches = sorted(PLANTED.glob("*.patch"))
+    assert patches
+    subprocess.run(["git", "-C", str(ap.tree), "am", "-q", *map(str, patches)], check=True)
+    # the same baseline identity as verify_applied(): the baseline build is
+    # reused, the patched one is incremental (the next verify rebuilds slub.o)
+    ident = f"{src.source_id}@{ap.baseline_id[:12]}"
+    vr = verify.check_build(src.tree, ap.tree, paths.cache_dir("build", src.version),
+                            config="slub", baseline_id=ident)
+    assert vr.patched is not None and vr.patched.ok, vr.summary
+    return vr
+
+
+def test_broken_freelist_fails_the_matrix(planted_kernel, tmp_path):
+    spec = pipeline.guest_spec(planted_kernel, name="slub-planted")
+    assert spec.slub_debug == "FZPU" and spec.arch == "x86_64"
+    m = matrix.run([spec], tmp_path / "m", jobs=1)
+    assert not m.passed
+    r = m.results[0]
+    assert r.verdict in ("FAIL", "HANG"), r.failures
+    slub = [f for f in r.boot.findings if f.kind in ("slub", "bug", "panic", "oops")]
+    assert slub, r.failures
+    assert any("slabconv_" in f.line or any("slabconv_" in x for x in f.excerpt)
+               for f in slub), r.failures
+    x = ET.fromstring((tmp_path / "m" / "junit.xml").read_text())
+    f = x.find("./testsuite[@name='slub-planted']/testcase[@name='console']/failure")
+    assert f is not None, (tmp_path / "m" / "junit.xml").read_text()
+    assert "slabconv_" in f.text and "console.log:" in f.text
+    text = (tmp_path / "m" / "summary.txt").read_text()
+    assert "slub-planted" in text and ("FAIL" in text or "HANG" in text)
+    assert (r.out_dir / "console.log").stat().st_size > 1000     # the full console is kept
