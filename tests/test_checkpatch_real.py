@@ -138,3 +138,25 @@ def test_the_committed_series_is_checked_patch_by_patch(tree):
     for p in r.patches:
         assert p.totals["errors"] == len(p.errors) and p.totals["warnings"] == len(p.warnings)
         assert p.subject
+
+
+def test_checkpatch_writes_nothing_into_the_tree(tree, tmp_path, monkeypatch):
+    """Outside a git repository checkpatch.pl caches the CamelCase names of
+    include/ in its current directory (.checkpatch-camelcase.date.*): the run
+    must not happen in the kernel tree, which stays pristine."""
+    monkeypatch.setenv("SLABCONV_CACHE", str(tmp_path / "cache"))
+    fake = tmp_path / "linux"
+    for d in ("Documentation", "arch", "include", "drivers", "fs", "init", "ipc",
+              "kernel", "lib"):
+        (fake / d).mkdir(parents=True)
+    for f in ("COPYING", "CREDITS", "Kbuild", "MAINTAINERS", "Makefile", "README"):
+        (fake / f).write_text("")
+    (fake / "scripts").symlink_to(tree / "scripts")
+    text = _without_trailers((SERIES / CLEAN_SRC).read_text()).replace(
+        LINE, "+\tint camelCaseName = 0;\n" + LINE, 1)
+    p = tmp_path / "0001-camel.patch"
+    p.write_text(text)
+    r = C.check(fake, [p], strict=True)
+    assert any(f.type == "CAMELCASE" for f in r.patches[0].findings), r.summary()
+    assert not list(fake.glob(".checkpatch-camelcase*"))
+    assert list((tmp_path / "cache" / "checkpatch").glob(".checkpatch-camelcase*"))

@@ -5,7 +5,7 @@
     r.ok, r.patches[0].errors, r.patches[0].warnings, r.summary(), r.to_dict()
 
 The script is the baseline tree's (the kernel the series is for, with its
-spelling list, MAINTAINERS and typedef lists), run from the top of that tree
+spelling list, MAINTAINERS and typedef lists), run with --root naming that tree from a directory of the cache (never in the tree: checkpatch writes a cache file into its working directory)
 with --show-types and without colour, one patch at a time (the cover letter,
 0000-*.patch, is not a patch).  Gate: any ERROR fails; WARNINGs (and CHECKs,
 which checkpatch only reports with --strict) are listed per patch.
@@ -366,6 +366,15 @@ def _subject(text: str) -> str:
     return " ".join(m.group(1).split()) if m else ""
 
 
+def _scratch_cwd() -> Path:
+    """checkpatch.pl's working directory: not the tree (--root names it).
+    Outside a git repository checkpatch writes its CamelCase cache
+    (.checkpatch-camelcase.date.*) into the current directory, which must
+    not be the pristine source tree; here the cache is kept between runs."""
+    from slabconv import paths
+    return paths.cache_dir("checkpatch")
+
+
 def run_checkpatch(perl: str, script: Path, tree: Path, text: str, name: str,
                    strict: bool = False) -> tuple:
     """One checkpatch run on `text` (fed on stdin): (findings, totals)."""
@@ -374,7 +383,7 @@ def run_checkpatch(perl: str, script: Path, tree: Path, text: str, name: str,
     env["LC_ALL"] = "C.UTF-8"
     cmd = ["nice", "-n", "10", perl, str(script), "--color=never", "--show-types",
            "--root", str(tree)] + (["--strict"] if strict else []) + ["-"]
-    cp = subprocess.run(cmd, input=text, cwd=tree, env=env, stdout=subprocess.PIPE,
+    cp = subprocess.run(cmd, input=text, cwd=_scratch_cwd(), env=env, stdout=subprocess.PIPE,
                         stderr=subprocess.PIPE, text=True, errors="replace")
     findings, totals = parse_output(cp.stdout)
     if totals is None:
