@@ -12,13 +12,14 @@ same module, init and command line as the patched boots.
     results = boot_guests(guests, src) # boots one after the other, records each
 
 plan() returns plain descriptions (Guest.as_tuple(): name, image, build
-dir, src, config, boot kwargs for boot.run()) so that another runner (a
-parallel boot matrix) can boot them instead of boot_guests().
+dir, src, config, boot kwargs for boot.run()); boot_guests() boots them
+through the boot matrix (boot/matrix.py, guest_spec()), two at a time.
 
 Builds: $SLABCONV_CACHE/build/<version>/reference-<config>-<key>/tree/o
 (verify's baseline build: a hard-link snapshot of the tree, O= inside it,
 reused while the key is unchanged).  Boots: $SLABCONV_CACHE/boot/runs/
-reference-<version>-<config>/.  Results: runs/results-<version>/
+reference-<version>/ (the matrix: results.ktap, junit.xml, summary.txt),
+one <config>/ run directory per guest.  Results: runs/results-<version>/
 boot-reference-<config>.json (report.results.record; series "reference",
 0 patches), and runs/reference-<version>.json for the whole run.
 """
@@ -127,8 +128,9 @@ def plan(src: Source, configs=DEFAULT_CONFIGS, *, jobs: int = 2) -> Plan:
     return Plan(guests, na, failed)
 
 
-def run_dir(version: str, config: str) -> Path:
-    return paths.cache_dir("boot", "runs", f"reference-{version}-{config}")
+def run_root(version: str) -> Path:
+    """The reference matrix of a kernel: cache/boot/runs/reference-<version>/."""
+    return paths.cache_dir("boot", "runs", f"reference-{version}")
 
 
 def record(src: Source, config: str, res, out: Path) -> Path | None:
@@ -136,18 +138,42 @@ def record(src: Source, config: str, res, out: Path) -> Path | None:
     return recorded.record_boot(src.version, stamp(src), f"reference-{config}", res, out)
 
 
-def boot_guests(guests, src: Source) -> dict:
-    """Boot each guest (one after the other) with boot.run(); record each.
-    config -> BootResult."""
-    import boot
+def guest_spec(g: Guest):
+    """The boot matrix's GuestSpec (boot/matrix.py) for a built reference guest."""
+    from boot.matrix import GuestSpec
+    from verify import kconfig
+    from .pipeline import BOOT_QEMU
+    kw = dict(g.boot_kwargs)
+    return GuestSpec(name=g.config, arch=kconfig.config_arch(g.config), image=Path(g.image),
+                     build_dir=Path(g.build_dir), src=Path(g.src), config=g.config,
+                     cmdline=kw.pop("cmdline_extra", ""), slub_debug=kw.pop("slub_debug", None),
+                     timeout=kw.pop("timeout", BOOT_TIMEOUT),
+                     qemu_extra=tuple(BOOT_QEMU.get(g.config, ())), options=kw)
+
+
+def boot_guests(guests, src: Source, jobs: int | None = None) -> dict:
+    """Boot the guests through the boot matrix (boot/matrix.py: `jobs` at a
+    time, each with its own timeout; KTAP, JUnit XML and the one-screen
+    summary in cache/boot/runs/reference-<version>/, each guest's run in
+    <config>/ there); record each.  config -> BootResult (None: the guest
+    could not be booted, e.g. its module did not build)."""
+    from boot import matrix, summary as msummary
+    from .pipeline import BOOT_JOBS
+    guests = list(guests)
+    if not guests:
+        return {}
+    m = matrix.run([guest_spec(g) for g in guests], run_root(src.version),
+                   jobs=BOOT_JOBS if jobs is None else jobs)
+    print(msummary.render(m))
     out = {}
-    for g in guests:
-        rd = run_dir(src.version, g.config)
-        info("reference", f"{g.config}: booting {g.image}")
-        res = boot.run(g.image, g.build_dir, g.src, rd, **g.boot_kwargs)
-        print(f"[reference {src.version} {g.config}] " + res.summary())
-        record(src, g.config, res, rd)
-        out[g.config] = res
+    for r in m.results:
+        c = r.spec.config
+        out[c] = r.boot
+        if r.boot is not None:
+            print(f"[reference {src.version} {c}] " + r.boot.summary())
+            record(src, c, r.boot, r.out_dir)
+        else:
+            info("reference", f"{c}: not booted: {r.error}")
     return out
 
 
@@ -202,15 +228,10 @@ def cmd_reference(args) -> int:
         plan(src, configs)                  # says why each is not applicable
         raise SlabconvError(f"no configuration of {', '.join(configs)} applies to Linux "
                             f"{src.version}", exit_code=2)
-    # Sequentially, each kernel booted as soon as it is built (a matrix
-    # runner takes plan()'s guests instead).
-    p, boots = Plan([], {}, {}), {}
-    for c in configs:
-        one = plan(src, [c], jobs=args.jobs)
-        p.guests += one.guests
-        p.not_applicable.update(one.not_applicable)
-        p.failed.update(one.failed)
-        boots.update(boot_guests(one.guests, src))
+    # The builds one after another (-j2 each: the CPU-bound part), then the
+    # guests through the boot matrix, two at a time.
+    p = plan(src, configs, jobs=args.jobs)
+    boots = boot_guests(p.guests, src)
     s = summary(src, p, boots, time.monotonic() - t0)
     out = paths.cache_dir("runs") / f"reference-{src.version}.json"
     out.write_text(json.dumps(s, indent=1) + "\n")

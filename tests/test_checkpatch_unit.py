@@ -240,15 +240,18 @@ def test_counts_that_do_not_match_the_total_are_a_failure(tmp_path):
         C.run_checkpatch("perl", script, tmp_path, PATCH, "p")
 
 
-def test_checkpatch_runs_without_git_from_the_tree(tmp_path):
+def test_checkpatch_runs_without_git_outside_the_tree(tmp_path, monkeypatch):
     """The environment checkpatch sees: GIT_DIR points nowhere (no `git
-    ls-files` turning a tracked patch into a source file), cwd the tree."""
+    ls-files` turning a tracked patch into a source file), cwd a directory
+    of the cache (checkpatch writes its CamelCase cache there), never the
+    tree (named by --root)."""
+    monkeypatch.setenv("SLABCONV_CACHE", str(tmp_path / "cache"))
     script = tmp_path / "scripts" / "checkpatch.pl"
     script.parent.mkdir()
     script.write_text('use Cwd; print "ERROR:ENV: $ENV{GIT_DIR} " . getcwd() . "\\n\\n'
                       'total: 1 errors, 0 warnings, 1 lines checked\\n";\n')
     fs, _ = C.run_checkpatch("perl", script, tmp_path, PATCH, "p")
-    assert fs[0].message == f"{C.NO_GIT} {tmp_path}"
+    assert fs[0].message == f"{C.NO_GIT} {tmp_path / 'cache' / 'checkpatch'}"
 
 
 def test_cli_bad_tree_exit_2(tmp_path):

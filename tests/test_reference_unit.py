@@ -150,6 +150,7 @@ class FakeBoot:
         self.module_tests = 26
         self.failures = [] if passed else ["ktap: not ok 2 - b"]
         self.ktap = "KTAP version 1\n"
+        self.timed_out, self.findings = False, []
 
     def summary(self):
         return "PASS" if self.passed else "FAIL"
@@ -202,7 +203,9 @@ def test_boots_are_recorded_as_reference_not_as_the_series(fake_ref, cache):
     assert rec["series"] == "reference" and rec["patches"] == 0 and rec["reference"]
     assert rec["source"] == "linux-source-6.12_fake" and rec["data"]["passed"] is True
     assert not (R.record_dir("6.12") / "boot-slub.json").exists()
-    assert Path(rec["data"]["run_dir"]).name == "reference-6.12-slub"
+    run = Path(rec["data"]["run_dir"])
+    assert (run.parent.name, run.name) == ("reference-6.12", "slub")
+    assert (run.parent / "junit.xml").is_file()           # through the boot matrix
 
 
 def test_a_failed_reference_boot_fails_the_run_and_is_named(fake_ref, monkeypatch, capsys):
