@@ -416,19 +416,32 @@ def boot_config(vr, run_name: str, cmdline_extra: str = "", variant: str = ""):
     return res
 
 
+def kernel_spec(config: str, image, build_dir, src, *, name: str, cmdline: str = "",
+                slub_debug: str | None = None, timeout: float | None = None,
+                options: dict | None = None):
+    """A boot matrix GuestSpec for a built kernel of `config`: its arch, the
+    configuration's QEMU extras and timeout (BOOT_QEMU, BOOT_TIMEOUT) unless
+    a timeout is given.  The patched boots (guest_spec) and the reference
+    boots (slabconv.reference) both go through here."""
+    from boot.matrix import GuestSpec
+    from verify import kconfig
+    return GuestSpec(name=name, arch=kconfig.config_arch(config), image=Path(image),
+                     build_dir=Path(build_dir), src=Path(src), config=config, cmdline=cmdline,
+                     slub_debug=slub_debug, qemu_extra=tuple(BOOT_QEMU.get(config, ())),
+                     timeout=BOOT_TIMEOUT.get(config, DEFAULT_BOOT_TIMEOUT)
+                     if timeout is None else timeout,
+                     options=dict(options or {}))
+
+
 def guest_spec(r, cmdline_extra: str = "", name: str | None = None, variant: str = ""):
     """The boot matrix's GuestSpec for the patched kernel of one verified
     configuration (r: a VerifyResult whose patched build is ok), in one of
     its variants (BOOT_VARIANTS: iommu strict and lazy)."""
-    from boot.matrix import GuestSpec
-    from verify import kconfig
     a = boot_args(r.config, cmdline_extra)
-    return GuestSpec(name=name or boot_name(r.config, variant), arch=kconfig.config_arch(r.config),
-                     image=Path(r.patched.image), build_dir=Path(r.patched_out),
-                     src=Path(r.patched_src), config=r.config, cmdline=a["cmdline_extra"],
-                     slub_debug=a["slub_debug"], qemu_extra=tuple(BOOT_QEMU.get(r.config, ())),
-                     timeout=BOOT_TIMEOUT.get(r.config, DEFAULT_BOOT_TIMEOUT),
-                     options=dict(BOOT_VARIANTS.get(r.config, {}).get(variant, {})))
+    return kernel_spec(r.config, r.patched.image, r.patched_out, r.patched_src,
+                       name=name or boot_name(r.config, variant), cmdline=a["cmdline_extra"],
+                       slub_debug=a["slub_debug"],
+                       options=BOOT_VARIANTS.get(r.config, {}).get(variant, {}))
 
 
 def boot_matrix(vr, run_name: str = "matrix", *, jobs: int = BOOT_JOBS,

@@ -140,15 +140,11 @@ def record(src: Source, config: str, res, out: Path) -> Path | None:
 
 def guest_spec(g: Guest):
     """The boot matrix's GuestSpec (boot/matrix.py) for a built reference guest."""
-    from boot.matrix import GuestSpec
-    from verify import kconfig
-    from .pipeline import BOOT_QEMU
+    from .pipeline import kernel_spec
     kw = dict(g.boot_kwargs)
-    return GuestSpec(name=g.config, arch=kconfig.config_arch(g.config), image=Path(g.image),
-                     build_dir=Path(g.build_dir), src=Path(g.src), config=g.config,
-                     cmdline=kw.pop("cmdline_extra", ""), slub_debug=kw.pop("slub_debug", None),
-                     timeout=kw.pop("timeout", BOOT_TIMEOUT),
-                     qemu_extra=tuple(BOOT_QEMU.get(g.config, ())), options=kw)
+    return kernel_spec(g.config, g.image, g.build_dir, g.src, name=g.config,
+                       cmdline=kw.pop("cmdline_extra", ""), slub_debug=kw.pop("slub_debug", None),
+                       timeout=kw.pop("timeout", BOOT_TIMEOUT), options=kw)
 
 
 def boot_guests(guests, src: Source, jobs: int | None = None) -> dict:
