@@ -35,19 +35,27 @@ def patched_kernel():
     return vr
 
 
+def _committed_series_built(config: str):
+    """The committed 5.10 series applied with git am and built by verify in
+    one configuration (baseline and patched, warning gates, field users and
+    residue; no per-patch, layout or checkpatch checks).  The VerifyResult,
+    with .applied."""
+    from slabconv import paths, pipeline
+    from slabconv.source import resolve
+    src = resolve(paths.DEFAULT_KERNEL, None)
+    ap = pipeline.apply_series(src, paths.GENERATED / paths.DEFAULT_KERNEL)
+    vr = pipeline.verify_applied(ap, (config,), bisect_configs=(), layout=False,
+                                 checkpatch=False)
+    vr.applied = ap
+    return vr
+
+
 @pytest.fixture(scope="session")
 def kasan_kernel():
     """The committed 5.10 series built by verify in the kasan configuration
     (generic KASAN on SLUB, the KASAN KUnit suite built in): baseline and
     patched, no new compiler or sparse warnings.  Returns the VerifyResult."""
-    from slabconv import paths, pipeline
-    from slabconv.source import resolve
-    src = resolve(paths.DEFAULT_KERNEL, None)
-    ap = pipeline.apply_series(src, paths.GENERATED / paths.DEFAULT_KERNEL)
-    vr = pipeline.verify_applied(ap, ("kasan",), bisect_configs=(), layout=False,
-                                 checkpatch=False)
-    vr.applied = ap
-    return vr
+    return _committed_series_built("kasan")
 
 
 @pytest.fixture(scope="session")
@@ -59,8 +67,6 @@ def iommu_kernel():
     that build instead (development: no baseline build, no warning gate)."""
     import os
     from types import SimpleNamespace
-    from slabconv import paths, pipeline
-    from slabconv.source import resolve
     from verify import kbuild
     if os.environ.get("SLABCONV_TEST_IOMMU_TREE"):
         tree = Path(os.environ["SLABCONV_TEST_IOMMU_TREE"])
@@ -69,9 +75,4 @@ def iommu_kernel():
                                patched=SimpleNamespace(ok=image.is_file(), image=image),
                                ok=True, new_warnings=[], sparse=None, summary=str(tree),
                                others={}, series_record=None)
-    src = resolve(paths.DEFAULT_KERNEL, None)
-    ap = pipeline.apply_series(src, paths.GENERATED / paths.DEFAULT_KERNEL)
-    vr = pipeline.verify_applied(ap, ("iommu",), bisect_configs=(), layout=False,
-                                 checkpatch=False)
-    vr.applied = ap
-    return vr
+    return _committed_series_built("iommu")
