@@ -29,6 +29,27 @@ _ELSE = re.compile(r"^\s*#\s*(else|elif)\b")
 _END = re.compile(r"^\s*#\s*endif\b")
 
 
+def line_opcodes(old: list[str], new: list[str], autojunk: bool = True) -> list[tuple]:
+    """difflib's opcodes for two lists of lines, with the common head and
+    tail cut off first: matching whole 8000-line files line by line is what
+    would cost (difflib is quadratic in the part that differs, and a step
+    changes a few functions of mm/slub.c)."""
+    head = 0
+    while head < min(len(old), len(new)) and old[head] == new[head]:
+        head += 1
+    tail = 0
+    while (tail < min(len(old), len(new)) - head
+           and old[len(old) - 1 - tail] == new[len(new) - 1 - tail]):
+        tail += 1
+    sm = difflib.SequenceMatcher(None, old[head:len(old) - tail], new[head:len(new) - tail],
+                                 autojunk=autojunk)
+    opcodes = [("equal", 0, head, 0, head)] if head else []
+    opcodes += [(t, i1 + head, i2 + head, j1 + head, j2 + head) for t, i1, i2, j1, j2 in sm.get_opcodes()]
+    if tail:
+        opcodes.append(("equal", len(old) - tail, len(old), len(new) - tail, len(new)))
+    return opcodes
+
+
 def empty_conditionals(lines: list[str]) -> list[tuple[int, int]]:
     """(start, end) line indexes of conditionals with only blank lines inside."""
     found = []
@@ -99,8 +120,7 @@ def keep_detached_comments(before: str, after: str) -> str:
     old = before.splitlines(keepends=True)
     new = after.splitlines(keepends=True)
     out: list[str] = []
-    sm = difflib.SequenceMatcher(None, old, new, autojunk=False)
-    for op, i1, i2, j1, j2 in sm.get_opcodes():
+    for op, i1, i2, j1, j2 in line_opcodes(old, new, autojunk=False):
         if op in ("delete", "replace"):
             n = _leading_comment(old[i1:i2])
             starts_comment = j1 < j2 and new[j1].lstrip().startswith(("/*", "*"))
@@ -199,21 +219,7 @@ def reflow(before: str, after: str, limit: int = 80) -> str:
     old = before.splitlines(keepends=True)
     new = after.splitlines(keepends=True)
     out: list[str] = []
-    # the common head and tail are cut off first: matching whole 8000-line
-    # files line by line is what would cost (difflib is quadratic in the
-    # part that differs)
-    head = 0
-    while head < min(len(old), len(new)) and old[head] == new[head]:
-        head += 1
-    tail = 0
-    while (tail < min(len(old), len(new)) - head
-           and old[len(old) - 1 - tail] == new[len(new) - 1 - tail]):
-        tail += 1
-    sm = difflib.SequenceMatcher(None, old[head:len(old) - tail], new[head:len(new) - tail])
-    opcodes = [("equal", 0, head, 0, head)] if head else []
-    opcodes += [(t, i1 + head, i2 + head, j1 + head, j2 + head) for t, i1, i2, j1, j2 in sm.get_opcodes()]
-    if tail:
-        opcodes.append(("equal", len(old) - tail, len(old), len(new) - tail, len(new)))
+    opcodes = line_opcodes(old, new)
     # the regions between unchanged runs (a replace next to an insert is one)
     regions: list[list[int]] = []
     for tag, i1, i2, j1, j2 in opcodes:

@@ -623,6 +623,29 @@ def test_a_section_comment_before_removed_code_is_kept():
     assert tidy.keep_detached_comments(before, reworded) == reworded
 
 
+def test_line_opcodes_cover_both_files_and_skip_the_common_head_and_tail():
+    """The opcodes that keep_detached_comments and reflow walk: contiguous
+    over both files, equal where they say so, and as cheap as the part that
+    differs (an 8000-line file with one changed line, matched without
+    autojunk, took difflib seconds)."""
+    import time
+    old = [f"line {i % 50}\n" for i in range(8000)]
+    new = old[:4000] + ["changed\n", "added\n"] + old[4001:]
+    t0 = time.monotonic()
+    ops = tidy.line_opcodes(old, new, autojunk=False)
+    assert time.monotonic() - t0 < 0.5
+    assert ops[0] == ("equal", 0, 4000, 0, 4000) and ops[-1] == ("equal", 4001, 8000, 4002, 8001)
+    i = j = 0
+    for tag, i1, i2, j1, j2 in ops:
+        assert (i1, j1) == (i, j), "contiguous"
+        if tag == "equal":
+            assert old[i1:i2] == new[j1:j2]
+        i, j = i2, j2
+    assert (i, j) == (len(old), len(new))
+    assert tidy.line_opcodes(old, old) == [("equal", 0, 8000, 0, 8000)]
+    assert tidy.line_opcodes([], ["a\n"]) == [("insert", 0, 0, 0, 1)]
+
+
 def test_members_are_removed_by_name_with_their_anonymous_aggregates():
     from regen import members
     src = textwrap.dedent("""\
