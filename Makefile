@@ -53,10 +53,10 @@ residue: deps ## list the uses of struct page left in the slab code (STRICT=1: f
 
 boot: deps ## build each config's patched kernel, boot them 2 at a time in QEMU (KTAP, JUnit XML), then the reference run
 	$(SLABCONV) boot $(SRC_ARGS) $(CFG_ARGS); s=$$?; \
-	$(SLABCONV) reference $(SRC_ARGS) $(if $(filter-out +%,$(CONFIG)),$(CFG_ARGS)) && exit $$s
+	$(SLABCONV) reference $(SRC_ARGS) $(CFG_ARGS) && exit $$s
 
 reference: deps ## build the UNPATCHED kernel in each config it has and boot it with the same tests
-	$(SLABCONV) reference $(SRC_ARGS) $(if $(filter-out +%,$(CONFIG)),$(CFG_ARGS))
+	$(SLABCONV) reference $(SRC_ARGS) $(CFG_ARGS)
 
 bench: deps ## time regeneration (whole and per entry), build, and boot + tests per guest
 	$(SLABCONV) bench $(SRC_ARGS)

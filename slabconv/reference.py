@@ -38,7 +38,14 @@ from .source import Source
 # applicable" (said, not an error).  kasan on request (12-13 min cold).
 DEFAULT_CONFIGS = ("slub", "slab", "slob", "slub-tiny")
 REFERENCE_SERIES = "reference"
-BOOT_TIMEOUT = 180
+BOOT_TIMEOUT = 180          # at least: an unpatched 6.x guest is larger than 5.10's
+
+
+def boot_timeout(config: str) -> float:
+    """A reference guest's timeout: the patched boot's for the configuration
+    (pipeline.BOOT_TIMEOUT: KASAN 300 s) and never less than BOOT_TIMEOUT."""
+    from .pipeline import BOOT_TIMEOUT as PER_CONFIG, DEFAULT_BOOT_TIMEOUT
+    return max(float(BOOT_TIMEOUT), PER_CONFIG.get(config, DEFAULT_BOOT_TIMEOUT))
 
 
 @dataclass
@@ -53,6 +60,13 @@ class Guest:
     build_seconds: float = 0.0
     reused: bool = False
     build: object = field(default=None, repr=False)   # verify.kbuild.BuildResult
+    variant: str = ""            # pipeline.BOOT_VARIANTS: iommu is booted strict and lazy
+
+    @property
+    def key(self) -> str:
+        """The guest's name in the matrix and the summary: config[-variant]."""
+        from .pipeline import boot_name
+        return boot_name(self.config, self.variant)
 
     def as_tuple(self) -> tuple:
         return (self.name, self.image, self.build_dir, self.src, self.config, self.boot_kwargs)
@@ -73,9 +87,9 @@ def stamp(src: Source) -> dict:
 
 def boot_kwargs(config: str) -> dict:
     """boot.run()'s keyword arguments: the patched boots' (pipeline.boot_args)
-    and a timeout."""
+    and the configuration's timeout (boot_timeout)."""
     from .pipeline import boot_args
-    return dict(boot_args(config), timeout=BOOT_TIMEOUT)
+    return dict(boot_args(config), timeout=boot_timeout(config))
 
 
 def build_one(src: Source, config: str, out_root: Path, jobs: int = 2):
@@ -105,8 +119,10 @@ def build_one(src: Source, config: str, out_root: Path, jobs: int = 2):
 
 
 def plan(src: Source, configs=DEFAULT_CONFIGS, *, jobs: int = 2) -> Plan:
-    """Build the unpatched kernel in each applicable configuration."""
+    """Build the unpatched kernel in each applicable configuration; a guest
+    per boot variant of each (pipeline.BOOT_VARIANTS)."""
     from verify import kconfig
+    from .pipeline import BOOT_VARIANTS, boot_name, boot_variants
     configs = list(configs)
     ok, na = kconfig.split_applicable(configs, src.tree)
     for c, why in na.items():
@@ -122,9 +138,11 @@ def plan(src: Source, configs=DEFAULT_CONFIGS, *, jobs: int = 2) -> Plan:
             info("reference", f"{c}: build FAILED (log {res.log})")
             continue
         info("reference", f"{c}: built in {res.seconds:.0f}s{' (reused)' if reused else ''}")
-        guests.append(Guest(f"reference-{c}", res.image, snap / "o", snap, c,
-                            boot_kwargs(c), build_seconds=res.seconds, reused=reused,
-                            build=res))
+        for v in boot_variants(c):          # one kernel, booted once per variant
+            guests.append(Guest(f"reference-{boot_name(c, v)}", res.image, snap / "o", snap, c,
+                                dict(boot_kwargs(c), **BOOT_VARIANTS.get(c, {}).get(v, {})),
+                                build_seconds=res.seconds, reused=reused, build=res,
+                                variant=v))
     return Plan(guests, na, failed)
 
 
@@ -142,9 +160,9 @@ def guest_spec(g: Guest):
     """The boot matrix's GuestSpec (boot/matrix.py) for a built reference guest."""
     from .pipeline import kernel_spec
     kw = dict(g.boot_kwargs)
-    return kernel_spec(g.config, g.image, g.build_dir, g.src, name=g.config,
+    return kernel_spec(g.config, g.image, g.build_dir, g.src, name=g.key,
                        cmdline=kw.pop("cmdline_extra", ""), slub_debug=kw.pop("slub_debug", None),
-                       timeout=kw.pop("timeout", BOOT_TIMEOUT), options=kw)
+                       timeout=kw.pop("timeout", boot_timeout(g.config)), options=kw)
 
 
 def boot_guests(guests, src: Source, jobs: int | None = None) -> dict:
@@ -163,7 +181,7 @@ def boot_guests(guests, src: Source, jobs: int | None = None) -> dict:
     print(msummary.render(m))
     out = {}
     for r in m.results:
-        c = r.spec.config
+        c = r.spec.name                 # config[-variant]
         out[c] = r.boot
         if r.boot is not None:
             print(f"[reference {src.version} {c}] " + r.boot.summary())
@@ -176,8 +194,8 @@ def boot_guests(guests, src: Source, jobs: int | None = None) -> dict:
 def summary(src: Source, p: Plan, boots: dict, seconds: float) -> dict:
     rows = {}
     for g in p.guests:
-        b = boots.get(g.config)
-        rows[g.config] = {
+        b = boots.get(g.key)
+        rows[g.key] = {
             "status": "not booted" if b is None else ("pass" if b.passed else "FAIL"),
             "build_seconds": round(g.build_seconds, 1), "build_reused": g.reused,
             "boot_seconds": None if b is None else round(b.seconds, 1),
@@ -191,7 +209,7 @@ def summary(src: Source, p: Plan, boots: dict, seconds: float) -> dict:
         rows[c] = {"status": "build FAILED", "why": why}
     return {"kernel": src.version, "source": src.source_id, "seconds": round(seconds, 1),
             "ok": bool(p.guests) and not p.failed and all(
-                b is not None and b.passed for b in (boots.get(g.config) for g in p.guests)),
+                b is not None and b.passed for b in (boots.get(g.key) for g in p.guests)),
             "configs": rows}
 
 
@@ -214,12 +232,12 @@ def format_summary(s: dict) -> str:
 
 
 def cmd_reference(args) -> int:
-    from .cliutil import comma_list
+    from .pipeline import _configs
     from .source import resolve
     t0 = time.monotonic()
     src = resolve(args.kernel, args.tree, args.deb_version)
     from verify import kconfig
-    configs = comma_list(args.config) if args.config else list(DEFAULT_CONFIGS)
+    configs = _configs(args, DEFAULT_CONFIGS)
     if not kconfig.split_applicable(configs, src.tree)[0]:
         plan(src, configs)                  # says why each is not applicable
         raise SlabconvError(f"no configuration of {', '.join(configs)} applies to Linux "
@@ -242,6 +260,7 @@ def add_command(sub, common) -> None:
     common(p)
     p.add_argument("--config", default=None,
                    help="kernel configs, comma-separated (default: "
-                        f"{','.join(DEFAULT_CONFIGS)}; those the kernel lacks are not applicable)")
+                        f"{','.join(DEFAULT_CONFIGS)}; +a,b adds to it, as `boot` does; "
+                        "those the kernel lacks are not applicable)")
     p.add_argument("-j", "--jobs", type=int, default=2, help="make -j (default 2)")
     p.set_defaults(func=cmd_reference)

@@ -193,6 +193,14 @@ def test_plan_builds_what_applies_and_describes_each_guest(fake_ref):
     assert g["slub-tiny"].boot_kwargs["slub_debug"] is None   # SLUB_TINY has no slub_debug
 
 
+def test_a_reference_guest_gets_its_configurations_timeout_and_at_least_the_floor():
+    from slabconv import pipeline
+    assert reference.boot_kwargs("kasan")["timeout"] == pipeline.BOOT_TIMEOUT["kasan"] == 300
+    assert reference.boot_kwargs("slub")["timeout"] == reference.BOOT_TIMEOUT
+    assert all(reference.boot_timeout(c) >= max(reference.BOOT_TIMEOUT, t)
+               for c, t in pipeline.BOOT_TIMEOUT.items())
+
+
 def test_boots_are_recorded_as_reference_not_as_the_series(fake_ref, cache):
     from report import results as R
     src, _, booted = fake_ref
@@ -311,3 +319,22 @@ def test_residue_gate_counts_only_what_the_series_adds_on_a_converted_kernel():
         ("mm/slob.c", "sp_page(x)"), ("mm/slub.c", "virt_to_page(x)->freelist")]
     # without a converted baseline (5.10) every use NOT allowed counts
     assert len(pipeline.residue_gate(RR(after))) == 4
+
+
+def test_a_configuration_with_boot_variants_is_built_once_and_booted_in_each(fake_ref, monkeypatch):
+    """iommu is booted strict and lazy (pipeline.BOOT_VARIANTS) in the
+    reference run too: one build, two guests, each named and summarised."""
+    from verify import kconfig
+    src, built, booted = fake_ref
+    monkeypatch.setattr(kconfig, "split_applicable", lambda configs, tree: (list(configs), {}))
+    p = reference.plan(src, ["slub", "iommu"])
+    assert built == ["slub", "iommu"]
+    assert [g.key for g in p.guests] == ["slub", "iommu", "iommu-lazy"]
+    assert [g.name for g in p.guests] == ["reference-slub", "reference-iommu",
+                                          "reference-iommu-lazy"]
+    boots = reference.boot_guests(p.guests, src)
+    assert set(boots) == {"slub", "iommu", "iommu-lazy"}
+    modes = sorted(kw.get("iommu") or "" for *_, kw in booted)
+    assert modes == ["", "intel", "intel-strict"]
+    s = reference.summary(src, p, boots, 1.0)
+    assert s["ok"] and set(s["configs"]) == {"slub", "iommu", "iommu-lazy"}
