@@ -371,9 +371,8 @@ def regenerate(tree: Path, source_id: str, *, version: str, output: Path | None,
                       f"conversion; each entry is applied, found upstream or not applicable")
     ahead = _Ahead(series, wt, last if not converted_at else -1)
     verdicts: list[tuple[str, str, str, list[str]]] = []    # (id, subject, status, evidence)
-    from concurrent.futures import ThreadPoolExecutor
-    committer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="commit")
-    commits = []            # (EntryResult, future of its commit id), in order
+    committer = wt.importer()   # git fast-import beside the driver: one commit per entry
+    failed = True
     try:
         for i, entry in enumerate(series.entries[:last + 1], 1):
             e0 = time.monotonic()
@@ -405,19 +404,23 @@ def regenerate(tree: Path, source_id: str, *, version: str, output: Path | None,
                                   f"applied without it: {', '.join(later)}",) + e.args[1:]
                     raise
             verdicts.append((entry.id, entry.subject, upstream.APPLIED, []))
-            # committed on a thread of its own, in order, from a snapshot
-            fut = committer.submit(wt.commit_snapshot, commit_message(series, entry, identity),
-                                   wt.snapshot(files))
-            result = EntryResult(entry.id, entry.subject,
-                                 secs if secs is not None else time.monotonic() - e0, files)
-            results.append(result)
-            commits.append((result, fut))
-        for result, fut in commits:
-            result.commit = fut.result()
+            # committed from a snapshot, in order, while the next entry runs
+            committer.commit(commit_message(series, entry, identity), wt.snapshot(files))
+            results.append(EntryResult(entry.id, entry.subject,
+                                       secs if secs is not None else time.monotonic() - e0,
+                                       files))
+        failed = False
     finally:
         ahead.close()
-        committer.shutdown(wait=True)
+        try:
+            ids = committer.close()     # the entries before a failed one stay committed
+        except SlabconvError:
+            if not failed:
+                raise
+            ids = []                    # the entry's own failure is the one to report
         wt.sync_index()     # the index matches HEAD, also after a failed entry
+    for result, commit in zip(results, ids):
+        result.commit = commit
     patches: list[Path] = []
     if output is not None:
         # the per-entry verdicts matter where the kernel has struct slab already

@@ -63,7 +63,9 @@ class WorkTree:
         self.identity = identity
         self.date = date
 
-    def git(self, *args: str, check: bool = True, input: str | None = None) -> str:
+    def env(self) -> dict:
+        """git's environment: the identity and date of every commit, and no
+        user or system configuration."""
         env = dict(os.environ)
         env.update({
             "GIT_AUTHOR_NAME": self.identity.name, "GIT_AUTHOR_EMAIL": self.identity.email,
@@ -71,8 +73,11 @@ class WorkTree:
             "GIT_AUTHOR_DATE": self.date, "GIT_COMMITTER_DATE": self.date,
             "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1",
         })
+        return env
+
+    def git(self, *args: str, check: bool = True, input: str | None = None) -> str:
         cp = subprocess.run(["git", "-C", str(self.path), *args], capture_output=True, text=True,
-                            env=env, input=input, errors="replace")
+                            env=self.env(), input=input, errors="replace")
         if check and cp.returncode != 0:
             raise SlabconvError(f"git {' '.join(args[:3])} failed in {self.path}:\n"
                                 f"{cp.stdout}{cp.stderr}".rstrip())
@@ -137,80 +142,17 @@ class WorkTree:
         return self.git("diff", "--", *paths)
 
     def snapshot(self, paths) -> dict[str, bytes | None]:
-        """The current content of `paths` (None: absent), for commit_snapshot()."""
+        """The current content of `paths` (None: absent), for SnapshotImporter.commit()."""
         return {p: (self.path / p).read_bytes() if (self.path / p).is_file() else None
                 for p in paths}
 
-    def commit_snapshot(self, message: str, contents: dict[str, bytes | None]) -> str:
-        """Commit `contents` (path -> bytes, None: removed) on top of HEAD
-        without reading the work tree, so the files may change meanwhile:
-        regen commits entry k while entry k+1 runs."""
-        head = self.git("rev-parse", "HEAD").strip()
-        changes: dict[str, str | None] = {}
-        for p, data in contents.items():
-            if data is None:
-                changes[p] = None
-                continue
-            cp = subprocess.run(["git", "-C", str(self.path), "hash-object", "-w", "--stdin"],
-                                input=data, capture_output=True)
-            if cp.returncode != 0:
-                raise SlabconvError(f"git hash-object failed for {p}: "
-                                    f"{cp.stderr.decode(errors='replace').strip()}")
-            changes[p] = cp.stdout.decode().strip()
-        tree = self._tree_with(f"{head}^{{tree}}", "", changes)
-        commit = self.git("commit-tree", tree, "-p", head, "-F", "-", input=message).strip()
-        self.git("update-ref", "HEAD", commit)
-        self._unsynced.update(contents)
-        return commit
-
-    def commit(self, message: str, paths=()) -> str:
-        """Commit the changes (of `paths` only when given: then the new tree
-        is made from HEAD's with the changed blobs swapped in, without
-        reading the index of the whole tree; call sync_index() when done)."""
-        if not paths:
-            self.git("add", "-A")
-            self.git("commit", "-q", "--no-verify", "--no-status", "-F", "-", input=message)
-            return self.git("rev-parse", "HEAD").strip()
-        head = self.git("rev-parse", "HEAD").strip()
-        present = [p for p in paths if (self.path / p).is_file()]
-        blobs = dict(zip(present, self.git("hash-object", "-w", "--", *present).split())) \
-            if present else {}
-        changes: dict[str, str | None] = {p: blobs.get(p) for p in paths}
-        tree = self._tree_with(f"{head}^{{tree}}", "", changes)
-        commit = self.git("commit-tree", tree, "-p", head, "-F", "-", input=message).strip()
-        self.git("update-ref", "HEAD", commit)
-        self._unsynced.update(paths)
-        return commit
-
-    def _tree_with(self, tree: str, prefix: str, changes: dict[str, str | None]) -> str:
-        """The id of `tree` (the directory `prefix` of the commit) with the
-        blobs in `changes` (path -> blob id, None: removed) replaced."""
-        here = {p[len(prefix):]: b for p, b in changes.items() if p.startswith(prefix)}
-        entries = {}
-        for line in self.git("ls-tree", "-z", tree).split("\0"):
-            if line:
-                meta, name = line.split("\t", 1)
-                entries[name] = meta.split()
-        subdirs = {}
-        for rel, blob in here.items():
-            if "/" in rel:
-                subdirs.setdefault(rel.split("/", 1)[0], None)
-            elif blob is None:
-                entries.pop(rel, None)
-            else:
-                mode = entries[rel][0] if rel in entries else "100644"
-                entries[rel] = [mode, "blob", blob]
-        for d in subdirs:
-            old = entries[d][2] if d in entries else self._empty_tree()
-            entries[d] = ["040000", "tree", self._tree_with(old, f"{prefix}{d}/", changes)]
-        listing = "".join(f"{m} {t} {o}\t{n}\0" for n, (m, t, o) in entries.items())
-        return self.git("mktree", "-z", input=listing).strip()
-
-    def _empty_tree(self) -> str:
-        return self.git("mktree", input="").strip()
+    def importer(self) -> "SnapshotImporter":
+        """A SnapshotImporter on top of HEAD (close() it)."""
+        return SnapshotImporter(self)
 
     def sync_index(self) -> None:
-        """Make the index match HEAD again for the files commit() changed."""
+        """Make the index match HEAD again for the files committed by a
+        SnapshotImporter (the work tree must hold what was committed)."""
         if self._unsynced:
             self.git("update-index", "--add", "--remove", "--", *sorted(self._unsynced))
             self._unsynced.clear()
@@ -226,6 +168,108 @@ class WorkTree:
                  "--zero-commit", "--signature=slabconv", "--no-numbered-files", "-o", str(out),
                  f"{BASE_TAG}..{BRANCH}")
         return sorted(out.glob("*.patch"))
+
+
+def raw_date(date: str) -> str:
+    """git's raw date (`<seconds> <+hhmm>`) of an ISO 8601 date with an offset
+    (what GIT_AUTHOR_DATE is given), for git fast-import."""
+    from datetime import datetime
+    try:
+        d = datetime.fromisoformat(date)
+    except ValueError:
+        raise SlabconvError(f"commit date '{date}' is not ISO 8601 "
+                            f"(YYYY-MM-DDTHH:MM:SS+hh:mm)", exit_code=2) from None
+    if d.tzinfo is None:
+        raise SlabconvError(f"commit date '{date}' has no UTC offset", exit_code=2)
+    off = int(d.utcoffset().total_seconds()) // 60
+    sign = "-" if off < 0 else "+"
+    return f"{int(d.timestamp())} {sign}{abs(off) // 60:02d}{abs(off) % 60:02d}"
+
+
+class SnapshotImporter:
+    """Commits snapshots (path -> bytes, None: removed) on top of HEAD, one
+    per entry, through a single `git fast-import` that runs beside the
+    driver: the work tree is not read, so its files may change while a
+    commit is written (regen commits entry k while entry k+1 runs), and a
+    series costs one git process instead of about ten per entry.  close()
+    ends the stream, moves the branch (and HEAD with it) and returns the
+    commit ids; the index is put right by WorkTree.sync_index()."""
+
+    def __init__(self, wt: WorkTree):
+        import tempfile
+        self.wt = wt
+        self.ref = wt.git("symbolic-ref", "-q", "HEAD").strip()
+        if not self.ref.startswith("refs/heads/"):
+            raise SlabconvError(f"{wt.path}: HEAD is not on a branch; cannot commit the series")
+        self.parent = wt.git("rev-parse", "HEAD").strip()
+        self._modes: dict[str, str] = {}
+        self._who = (f"{wt.identity.name} <{wt.identity.email}> {raw_date(wt.date)}").encode()
+        self.count = 0
+        self._marks = Path(tempfile.mkstemp(prefix="slabconv-marks-")[1])
+        self._err = tempfile.TemporaryFile()
+        self.proc = subprocess.Popen(
+            ["git", "-C", str(wt.path), "fast-import", "--quiet", "--date-format=raw",
+             f"--export-marks={self._marks}"],
+            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=self._err, env=wt.env())
+
+    def _mode(self, path: str) -> str:
+        if path not in self._modes:
+            out = self.wt.git("ls-tree", self.parent, "--", path).split()
+            self._modes[path] = out[0] if out else "100644"
+        return self._modes[path]
+
+    def _write(self, data: bytes) -> None:
+        try:
+            self.proc.stdin.write(data)
+        except BrokenPipeError:
+            self.proc.wait()
+            raise SlabconvError(f"git fast-import stopped in {self.wt.path}:\n"
+                                f"{self._stderr()}") from None
+
+    def _stderr(self) -> str:
+        self._err.seek(0)
+        return self._err.read().decode(errors="replace").strip()
+
+    def commit(self, message: str, contents: dict[str, bytes | None]) -> int:
+        """Queue a commit of `contents` with `message`; returns its number
+        (0, 1, ...: its index in close()'s list)."""
+        self.count += 1
+        msg = message.encode()
+        out = [b"commit %s\nmark :%d\n" % (self.ref.encode(), self.count),
+               b"author %s\ncommitter %s\n" % (self._who, self._who),
+               b"data %d\n%s\n" % (len(msg), msg),
+               b"from %s\n" % (self.parent.encode() if self.count == 1
+                                else b":%d" % (self.count - 1))]
+        for path, data in contents.items():
+            if "\n" in path or path.startswith('"'):      # fast-import would need it quoted
+                raise SlabconvError(f"cannot commit a file named {path!r}")
+            if data is None:
+                out.append(b"D %s\n" % path.encode())
+            else:
+                out.append(b"M %s inline %s\ndata %d\n" % (self._mode(path).encode(),
+                                                            path.encode(), len(data)))
+                out.append(data + b"\n")
+        self._write(b"".join(out))
+        self.wt._unsynced.update(contents)
+        return self.count - 1
+
+    def close(self) -> list[str]:
+        """End the stream; the commit ids in order (raises if git failed)."""
+        try:
+            self.proc.stdin.close()
+        except BrokenPipeError:
+            pass
+        rc = self.proc.wait()
+        try:
+            if rc != 0:
+                raise SlabconvError(f"git fast-import failed (exit {rc}) in {self.wt.path}:\n"
+                                    f"{self._stderr()}")
+            marks = dict(line.split() for line in self._marks.read_text().splitlines()
+                         if line.strip())
+            return [marks[f":{i}"] for i in range(1, self.count + 1)]
+        finally:
+            self._marks.unlink(missing_ok=True)
+            self._err.close()
 
 
 def tree_id(path: Path) -> str:

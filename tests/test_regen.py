@@ -827,3 +827,59 @@ def test_generated_with_trailer_is_folded_to_75_columns():
         "cocci/rules/slab_fold.cocci", "regen/members.py"]
     assert series.generated_with(["cocci/rules/x.cocci"]) == \
         "Generated-with: slabconv (cocci/rules/x.cocci)"
+
+
+def test_the_snapshot_importer_commits_in_order_keeps_modes_and_moves_head(tmp_path):
+    """regen's committer (one git fast-import for the series): each snapshot
+    becomes a commit on HEAD's branch with the work tree's identity and
+    date; a file's mode is kept, None removes a file, and the files in the
+    work tree are not read (they may have moved on)."""
+    import subprocess
+    from regen.worktree import WorkTree, raw_date
+    src = tmp_path / "src"
+    (src / "mm").mkdir(parents=True)
+    (src / "mm" / "a.c").write_text("int a;\n")
+    (src / "mm" / "gone.c").write_text("int gone;\n")
+    (src / "run.sh").write_text("#!/bin/sh\n")
+    (src / "run.sh").chmod(0o755)
+    wt = WorkTree.prepare(src, "t1", tmp_path / "w", Identity("A U Thor", "a@example.org"),
+                          "2021-10-04T14:45:48+01:00")
+    imp = wt.importer()
+    assert imp.commit("first\n\nbody\n", {"mm/a.c": b"int a = 1;\n", "run.sh": b"#!/bin/sh\nx\n"}) == 0
+    (wt.path / "mm" / "a.c").write_text("not what is committed\n")
+    assert imp.commit("second\n", {"mm/gone.c": None, "mm/new.c": b"int n;\n"}) == 1
+    ids = imp.close()
+    assert len(ids) == 2 and wt.git("rev-parse", "HEAD").strip() == ids[1]
+    assert wt.git("rev-parse", f"{ids[1]}^").strip() == ids[0]
+    assert wt.git("show", f"{ids[0]}:mm/a.c") == "int a = 1;\n"
+    assert wt.git("ls-tree", ids[1], "run.sh").split()[0] == "100755"
+    assert wt.git("ls-tree", "--name-only", "-r", ids[1]).split() == ["mm/a.c", "mm/new.c", "run.sh"]
+    assert wt.git("log", "-1", "--format=%an <%ae> %ad|%cn %cd|%B", "--date=iso-strict",
+                  ids[0]).strip() == ("A U Thor <a@example.org> 2021-10-04T14:45:48+01:00|"
+                                      "A U Thor 2021-10-04T14:45:48+01:00|first\n\nbody")
+    assert raw_date("2021-10-04T14:45:48+01:00") == "1633355148 +0100"
+    assert raw_date("2021-10-04T14:45:48-05:30") == "1633378548 -0530"
+    with pytest.raises(SlabconvError):
+        raw_date("4 Oct 2021")
+    # the work tree as regen leaves it (its last entry's files): the index follows
+    (wt.path / "mm" / "a.c").write_text("int a = 1;\n")
+    (wt.path / "mm" / "gone.c").unlink()
+    (wt.path / "mm" / "new.c").write_text("int n;\n")
+    (wt.path / "run.sh").write_text("#!/bin/sh\nx\n")
+    wt.sync_index()
+    assert wt.changed_files() == []
+
+
+def test_a_failed_import_is_reported_with_gits_message(tmp_path):
+    from regen.worktree import WorkTree
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "a.c").write_text("int a;\n")
+    wt = WorkTree.prepare(src, "t2", tmp_path / "w", Identity("A", "a@example.org"),
+                          "2021-10-04T14:45:48+01:00")
+    imp = wt.importer()
+    imp.commit("x\n", {"a.c": b"1\n"})
+    imp._write(b"nonsense command\n")
+    with pytest.raises(SlabconvError) as e:
+        imp.close()
+    assert "fast-import" in str(e.value) and "nonsense" in str(e.value)
