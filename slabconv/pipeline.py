@@ -111,7 +111,7 @@ def apply_series(src: Source, patches_dir: Path) -> Applied:
 
 
 def verify_applied(ap: Applied, config=DEFAULT_CONFIGS, bisect_configs=DEFAULT_BISECT, *,
-                   layout: bool = True, checkpatch: bool = True):
+                   layout: bool = True, checkpatch: bool = True, tree_gates: bool = True):
     """Every check of the applied series (verify/gates.py), the cheap ones
     first: checkpatch on every patch; struct slab's layout asserts (x86_64
     and i386, with and without MEMCG); the final tree (baseline vs patched:
@@ -121,8 +121,9 @@ def verify_applied(ap: Applied, config=DEFAULT_CONFIGS, bisect_configs=DEFAULT_B
     (verify.bisect; none: not run); the field users and the residue gate.
     The primary result fails if any check does; its .gates holds them all,
     whose summary is printed last and whose JSON report is
-    runs/verify-<version>.json.  layout=False / checkpatch=False: not run,
-    and said so (boot builds kernels through here)."""
+    runs/verify-<version>.json.  layout=False / checkpatch=False /
+    tree_gates=False (the field users and the residue): not run, and said so
+    (boot builds kernels through here)."""
     import verify
     from verify import bisect
     from verify.gates import Gates
@@ -167,13 +168,17 @@ def verify_applied(ap: Applied, config=DEFAULT_CONFIGS, bisect_configs=DEFAULT_B
     else:
         g.not_run["per-patch"] = "--bisect-configs none"
     print(r.summary)
-    r.field_users = field_users_check(ap, results)
+    if tree_gates:
+        r.field_users = field_users_check(ap, results)
+        r.residue = residue_summary(ap)
+        gated = residue_gate(r.residue, upstream_residue(ap))
+    else:
+        r.field_users, r.residue, gated = None, None, []
+        g.not_run["field-users"] = g.not_run["residue"] = "not asked for"
     if r.field_users and r.field_users["left"]:
         r.ok = False
         r.problems.append(f"slab member(s) of struct page still used after the series in "
                           f"{', '.join(sorted(r.field_users['left']))}")
-    r.residue = residue_summary(ap)
-    gated = residue_gate(r.residue, upstream_residue(ap))
     if gated:
         r.ok = False
         r.problems.append(f"{len(gated)} struct page use(s) NOT allowed in converted file(s) "
@@ -516,7 +521,7 @@ def cmd_boot(args) -> int:
     # builds first, one after another (-j2 each: the CPU-bound part), then
     # the guests, two at a time
     vr = verify_applied(ap, applicable_configs(ap.src, _configs(args, BOOT_CONFIGS), "boot"),
-                        bisect_configs=(), layout=False, checkpatch=False)
+                        bisect_configs=(), layout=False, checkpatch=False, tree_gates=False)
     results = boot_all(vr, jobs=args.jobs)
     if all(b is None for b in results.values()):
         raise SlabconvError("no patched kernel builds; nothing to boot")

@@ -189,6 +189,24 @@ def test_a_check_not_asked_for_is_listed_as_not_run(world, capsys):
     assert "layout not run" in out and "per-patch builds: --bisect-configs none" in out
 
 
+def test_boot_leaves_out_the_tree_gates_and_says_so(world, capsys):
+    """boot builds its kernels through verify_applied with tree_gates=False:
+    the field users and the residue are not run (a slab field left after
+    the series, which fails verify, does not fail it) and the summary and
+    report say "not run"."""
+    ap, planted = world
+    planted["field"] = True
+    r = pipeline.verify_applied(ap, ("slub",), (), layout=False, checkpatch=False,
+                                tree_gates=False)
+    out = capsys.readouterr().out
+    assert r.ok and r.field_users is None and r.residue is None
+    st = r.gates.status()
+    assert st["field-users"] == st["residue"] == "not run: not asked for"
+    assert "field users: not run: not asked for" in out and "residue: not run" in out
+    planted_run = pipeline.verify_applied(ap, ("slub",), (), layout=False, checkpatch=False)
+    assert not planted_run.ok, "the same world fails when the tree gates run"
+
+
 def test_sparse_counts_per_file(tmp_path):
     rows = gates.sparse_per_file(_sparse(tmp_path, new=True))
     assert rows == [("mm/slub.c", 3, 3, 0), ("mm/usercopy.c", 0, 1, 1)]

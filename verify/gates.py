@@ -162,6 +162,8 @@ class Gates:
 
     def _field_user_lines(self) -> list:
         fu = self.field_users
+        if "field-users" in self.not_run:
+            return [f"field users: not run: {self.not_run['field-users']}"]
         if fu is None:
             return ["field users: struct page keeps its slab members; nothing to prove"]
         built = sum(1 for r in fu["files"] if r["built_by"])
@@ -172,6 +174,8 @@ class Gates:
 
     def _residue_lines(self) -> list:
         r = self.residue
+        if "residue" in self.not_run:
+            return [f"residue: not run: {self.not_run['residue']}"]
         if r is None:
             return ["residue: no report"]
         L = [f"residue: struct page uses left in the slab code ({len(r.results)} uses, "
