@@ -34,9 +34,10 @@ from . import paths
 from .log import SlabconvError, info
 from .source import Source
 
-# Every configuration a reference run tries; those the tree lacks are "not
-# applicable" (said, not an error).  kasan on request (12-13 min cold).
-DEFAULT_CONFIGS = ("slub", "slab", "slob", "slub-tiny")
+# Every configuration a reference run tries (the boot matrix's, and SLUB_TINY
+# where the kernel has it); those the tree lacks are "not applicable" (said,
+# not an error).  kasan and iommu on request, as in the matrix (CONFIG=+kasan).
+DEFAULT_CONFIGS = ("slub", "slab", "slob", "slub-i386", "slub-tiny")
 REFERENCE_SERIES = "reference"
 BOOT_TIMEOUT = 180          # at least: an unpatched 6.x guest is larger than 5.10's
 
