@@ -12,12 +12,13 @@
 #                            nested as a subtest and verified here
 #   2 slub_validate          write 1 to every /sys/kernel/slab/*/validate;
 #                            any write error or slab report in dmesg fails
-#                            (SKIP: no /sys/kernel/slab under SLAB or SLOB)
+#                            (SKIP: no /sys/kernel/slab under SLAB, SLOB
+#                            or SLUB_TINY)
 #   3 slab_caches_visible    kmalloc and module caches in /proc/slabinfo,
 #                            held objects counted (SKIP: SLOB has no slabinfo,
 #                            nor has SLUB without SLUB_DEBUG, e.g. SLUB_TINY)
 #   4 sysfs_slab_caches      kmalloc and module caches in /sys/kernel/slab
-#                            (SKIP: SLUB only)
+#                            (SKIP: SLUB only, not SLUB_TINY)
 #   5 memcg_slab_accounting  SLAB_ACCOUNT objects held by the module are
 #                            charged to the memcg insmod ran in: its
 #                            memory.stat slab_unreclaimable and slab lines
@@ -182,6 +183,8 @@ ALLOC=$(sed -n 's/^# allocator \([A-Z]*\),.*/\1/p' /tmp/mod.ktap | head -n 1)
 MEMCG_KMEM=$(sed -n 's/^# allocator .*memcg_kmem \([01]\).*/\1/p' /tmp/mod.ktap | head -n 1)
 # SLUB without SLUB_DEBUG (slub-nodebug, 6.2+'s SLUB_TINY) has no /proc/slabinfo.
 SLUB_DEBUG=$(sed -n 's/^# allocator .*slub_debug \([01]\).*/\1/p' /tmp/mod.ktap | head -n 1)
+# SLUB_TINY (6.2+) has no /sys/kernel/slab either (SLAB_SUPPORTS_SYSFS needs !SLUB_TINY).
+SLUB_TINY=$(sed -n 's/^# allocator .*slub_tiny \([01]\).*/\1/p' /tmp/mod.ktap | head -n 1)
 if [ -z "$ALLOC" ]; then
 	if dmesg | grep -q 'SLUB: HWalign='; then ALLOC=SLUB; else ALLOC=unknown; fi
 fi
@@ -191,6 +194,14 @@ skip_reason() {
 	case " $2 " in
 	*" $ALLOC "*) echo "$1 absent: not provided by $ALLOC" ;;
 	esac
+}
+# sysfs_skip_reason: why /sys/kernel/slab may be missing (empty: it may not).
+sysfs_skip_reason() {
+	if [ "$ALLOC" = SLUB ] && [ "$SLUB_TINY" = 1 ]; then
+		echo "/sys/kernel/slab absent: SLUB_TINY does not provide it"
+	else
+		skip_reason /sys/kernel/slab "SLAB SLOB"
+	fi
 }
 
 # ---- 2: SLUB validate on every cache ----------------------------------------
@@ -222,7 +233,7 @@ if [ -d /sys/kernel/slab ]; then
 		S2="no cache has a validate file (SLUB without CONFIG_SLUB_DEBUG)"
 	fi
 else
-	S2=$(skip_reason /sys/kernel/slab "SLAB SLOB")
+	S2=$(sysfs_skip_reason)
 	[ -n "$S2" ] || R2="/sys/kernel/slab missing (allocator $ALLOC)"
 fi
 ERR=$(slab_reports | head -n 1)
@@ -267,7 +278,7 @@ else ktap "ok 3 - slab_caches_visible"; fi
 R4=""
 S4=""
 if [ ! -d /sys/kernel/slab ]; then
-	S4=$(skip_reason /sys/kernel/slab "SLAB SLOB")
+	S4=$(sysfs_skip_reason)
 	[ -n "$S4" ] || R4="/sys/kernel/slab missing (allocator $ALLOC)"
 elif [ ! -e /sys/kernel/slab/kmalloc-64 ]; then
 	R4="/sys/kernel/slab/kmalloc-64 missing"
