@@ -109,9 +109,10 @@ def cmd_bench(args) -> int:
     print("\nslabconv bench (Linux %s, %s)" % (src.version, src.source_id))
     print(f"  regeneration, whole series: best {min(figures['regen_seconds']):.2f}s "
           f"of {figures['regen_seconds']} (every spatch run made; baseline work tree cached)")
-    print(f"  calibration: one spatch run over mm/slub.c takes {figures['calibration_seconds']}s "
-          f"on this machine now (the cold figure is about "
-          f"{min(figures['regen_seconds']) / figures['calibration_seconds']:.0f} of those)")
+    cal = figures["calibration_seconds"]
+    print(f"  calibration: one spatch run over mm/slub.c takes {cal}s on this machine now"
+          + (f" (the cold figure is about {min(figures['regen_seconds']) / cal:.0f} of those)"
+             if cal > 0 else ""))
     print(f"  regeneration with spatch results cached: {figures['regen_cached_seconds']:.2f}s")
     print(f"  spatch peak memory: {figures['spatch_peak_rss_mb']} MB (max RSS of one run, "
           f"{figures['spatch_peak_rule']})")

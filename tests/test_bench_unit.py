@@ -1,0 +1,84 @@
+"""make bench (report/bench.py) wired with its heavy parts replaced: it
+regenerates four times (warm-up, two with every spatch run made, one
+cached), builds the matrix's kernels without verify's other checks, boots
+them, and prints per-entry times, spatch peak memory and a line per guest
+that flags one over the 30 s budget.  The real figures come from `make
+bench`; here only what it prints and records from them is checked."""
+import json
+import types
+from pathlib import Path
+
+import pytest
+
+from report import bench
+
+
+class _Res:
+    def __init__(self, seconds, tmp):
+        self.seconds = seconds
+        self.entries = [types.SimpleNamespace(subject="mm: One", seconds=1.25),
+                        types.SimpleNamespace(subject="mm/slub: Two", seconds=0.5)]
+        self.worktree = types.SimpleNamespace(path=tmp, git=lambda *a: "")
+
+
+def _guest(name, arch, seconds, verdict="PASS"):
+    from boot import ktap
+    counts = ktap.parse("KTAP version 1\n1..1\nok 1 - a\n").counts
+    return types.SimpleNamespace(spec=types.SimpleNamespace(name=name, arch=arch),
+                                 seconds=seconds, verdict=verdict,
+                                 boot=types.SimpleNamespace(accel="tcg", counts=counts))
+
+
+@pytest.fixture
+def faked(cache, tmp_path, monkeypatch):
+    from regen import template, spatch
+    from slabconv import pipeline
+    import verify
+    calls = {"regen": [], "verify": None}
+    times = iter([9.0, 51.5, 49.75, 4.9])          # warm-up, cold, cold, cached
+
+    def regen_once(src, spatch_cache=True):
+        calls["regen"].append(spatch_cache)
+        return _Res(next(times), tmp_path)
+
+    def verify_applied(ap, configs, **kw):
+        calls["verify"] = (list(configs), kw)
+        return types.SimpleNamespace(baseline=types.SimpleNamespace(seconds=30.0),
+                                     baseline_reused=True,
+                                     patched=types.SimpleNamespace(seconds=12.0))
+    m = types.SimpleNamespace(results=[_guest("slub", "x86_64", 6.2),
+                                       _guest("slub-i386", "i386", 31.0)],
+                              seconds=40.0, jobs=2, passed=True)
+    monkeypatch.setattr(bench, "_regen_once", regen_once)
+    monkeypatch.setattr(template, "find_anchor", lambda *a: None)
+    monkeypatch.setitem(spatch.PEAK, "rss_kb", 81920)
+    monkeypatch.setitem(spatch.PEAK, "rule", "slab_fold.cocci")
+    monkeypatch.setattr(pipeline, "_src", lambda args: types.SimpleNamespace(
+        version="5.10", source_id="linux-source-5.10_fake"))
+    monkeypatch.setattr(pipeline, "apply_series", lambda src, d: types.SimpleNamespace(tree=tmp_path))
+    monkeypatch.setattr(pipeline, "series_dir", lambda src, out: tmp_path)
+    monkeypatch.setattr(pipeline, "verify_applied", verify_applied)
+    monkeypatch.setattr(pipeline, "boot_matrix", lambda vr, name: (m, {}))
+    monkeypatch.setattr(verify.kconfig, "configure_named", lambda *a: None)
+    monkeypatch.setattr(verify.kbuild, "build", lambda *a, **k: types.SimpleNamespace(ok=True))
+    return calls
+
+
+def test_bench_prints_and_records_every_figure(faked, capsys):
+    from slabconv import paths, pipeline
+    args = types.SimpleNamespace(config="slub", output=None)
+    assert bench.cmd_bench(args) == 0
+    out = capsys.readouterr().out
+    assert faked["regen"] == [True, False, False, True]
+    configs, kw = faked["verify"]
+    assert configs[0] == "slub" and set(configs) == set(pipeline.BOOT_CONFIGS)
+    assert kw == dict(bisect_configs=(), layout=False, checkpatch=False, tree_gates=False)
+    assert "best 49.75s of [51.5, 49.75]" in out
+    assert "with spatch results cached: 4.90s" in out
+    assert "spatch peak memory: 80.0 MB" in out and "slab_fold.cocci" in out
+    assert "  1.25s  mm: One" in out and "  0.50s  mm/slub: Two" in out
+    lines = {l.split()[0]: l for l in out.splitlines() if l.startswith("    slub")}
+    assert "(over 30s)" in lines["slub-i386"] and "(over" not in lines["slub"]
+    rec = json.loads((paths.cache_dir("runs") / "bench-5.10.json").read_text())
+    assert rec["regen_seconds"] == [51.5, 49.75] and rec["regen_cached_seconds"] == 4.9
+    assert rec["boot"]["slub-i386"]["seconds"] == 31.0 and rec["boot_passed"] is True
