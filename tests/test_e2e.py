@@ -46,7 +46,8 @@ def test_committed_series_is_what_the_rules_produce(source, tmp_path, monkeypatc
 def test_three_cold_regenerations_are_byte_identical(source, tmp_path, monkeypatch):
     """Determinism: with every spatch run made (no result cache), the second
     core applying entries ahead in whatever order the threads finish, and
-    commits made on a thread of their own, three regenerations give the
+    commits streamed to a git fast-import beside the driver, three
+    regenerations give the
     committed series byte for byte (dates and identity from SOURCE)."""
     meta = series.read_source(COMMITTED)
     monkeypatch.setenv("SLABCONV_DATE", meta["date"])
