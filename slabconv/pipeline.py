@@ -397,6 +397,12 @@ def boot_variants(config: str) -> list:
     return list(BOOT_VARIANTS.get(config, {"": {}}))
 
 
+def variant_options(config: str, variant: str = "") -> dict:
+    """boot.run()'s options for one variant of a configuration (BOOT_VARIANTS;
+    {} for a configuration booted once)."""
+    return dict(BOOT_VARIANTS.get(config, {}).get(variant, {}))
+
+
 def boot_name(config: str, variant: str = "") -> str:
     return f"{config}-{variant}" if variant else config
 
@@ -412,7 +418,7 @@ def boot_config(vr, run_name: str, cmdline_extra: str = "", variant: str = ""):
     b = vr.patched
     res = boot.run(b.image, vr.patched_out, vr.patched_src, out,
                    **boot_args(vr.config, cmdline_extra),
-                   **BOOT_VARIANTS.get(vr.config, {}).get(variant, {}))
+                   **variant_options(vr.config, variant))
     print(f"[{name}] " + res.summary())
     rec = getattr(vr, "series_record", None)
     if rec is not None:                  # the series verify built (record_verify)
@@ -446,7 +452,7 @@ def guest_spec(r, cmdline_extra: str = "", name: str | None = None, variant: str
     return kernel_spec(r.config, r.patched.image, r.patched_out, r.patched_src,
                        name=name or boot_name(r.config, variant), cmdline=a["cmdline_extra"],
                        slub_debug=a["slub_debug"],
-                       options=BOOT_VARIANTS.get(r.config, {}).get(variant, {}))
+                       options=variant_options(r.config, variant))
 
 
 def boot_matrix(vr, run_name: str = "matrix", *, jobs: int = BOOT_JOBS,

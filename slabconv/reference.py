@@ -123,7 +123,7 @@ def plan(src: Source, configs=DEFAULT_CONFIGS, *, jobs: int = 2) -> Plan:
     """Build the unpatched kernel in each applicable configuration; a guest
     per boot variant of each (pipeline.BOOT_VARIANTS)."""
     from verify import kconfig
-    from .pipeline import BOOT_VARIANTS, boot_name, boot_variants
+    from .pipeline import boot_name, boot_variants, variant_options
     configs = list(configs)
     ok, na = kconfig.split_applicable(configs, src.tree)
     for c, why in na.items():
@@ -141,7 +141,7 @@ def plan(src: Source, configs=DEFAULT_CONFIGS, *, jobs: int = 2) -> Plan:
         info("reference", f"{c}: built in {res.seconds:.0f}s{' (reused)' if reused else ''}")
         for v in boot_variants(c):          # one kernel, booted once per variant
             guests.append(Guest(f"reference-{boot_name(c, v)}", res.image, snap / "o", snap, c,
-                                dict(boot_kwargs(c), **BOOT_VARIANTS.get(c, {}).get(v, {})),
+                                dict(boot_kwargs(c), **variant_options(c, v)),
                                 build_seconds=res.seconds, reused=reused, build=res,
                                 variant=v))
     return Plan(guests, na, failed)
