@@ -170,22 +170,6 @@ class WorkTree:
         return sorted(out.glob("*.patch"))
 
 
-def raw_date(date: str) -> str:
-    """git's raw date (`<seconds> <+hhmm>`) of an ISO 8601 date with an offset
-    (what GIT_AUTHOR_DATE is given), for git fast-import."""
-    from datetime import datetime
-    try:
-        d = datetime.fromisoformat(date)
-    except ValueError:
-        raise SlabconvError(f"commit date '{date}' is not ISO 8601 "
-                            f"(YYYY-MM-DDTHH:MM:SS+hh:mm)", exit_code=2) from None
-    if d.tzinfo is None:
-        raise SlabconvError(f"commit date '{date}' has no UTC offset", exit_code=2)
-    off = int(d.utcoffset().total_seconds()) // 60
-    sign = "-" if off < 0 else "+"
-    return f"{int(d.timestamp())} {sign}{abs(off) // 60:02d}{abs(off) % 60:02d}"
-
-
 class SnapshotImporter:
     """Commits snapshots (path -> bytes, None: removed) on top of HEAD, one
     per entry, through a single `git fast-import` that runs beside the
@@ -203,7 +187,10 @@ class SnapshotImporter:
             raise SlabconvError(f"{wt.path}: HEAD is not on a branch; cannot commit the series")
         self.parent = wt.git("rev-parse", "HEAD").strip()
         self._modes: dict[str, str] = {}
-        self._who = (f"{wt.identity.name} <{wt.identity.email}> {raw_date(wt.date)}").encode()
+        # the identity lines as git commit-tree writes them: git parses the
+        # date (any format GIT_AUTHOR_DATE takes) into its raw form
+        self._author = wt.git("var", "GIT_AUTHOR_IDENT").strip().encode()
+        self._committer = wt.git("var", "GIT_COMMITTER_IDENT").strip().encode()
         self.count = 0
         self._marks = Path(tempfile.mkstemp(prefix="slabconv-marks-")[1])
         self._err = tempfile.TemporaryFile()
@@ -236,7 +223,7 @@ class SnapshotImporter:
         self.count += 1
         msg = message.encode()
         out = [b"commit %s\nmark :%d\n" % (self.ref.encode(), self.count),
-               b"author %s\ncommitter %s\n" % (self._who, self._who),
+               b"author %s\ncommitter %s\n" % (self._author, self._committer),
                b"data %d\n%s\n" % (len(msg), msg),
                b"from %s\n" % (self.parent.encode() if self.count == 1
                                 else b":%d" % (self.count - 1))]

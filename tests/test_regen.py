@@ -835,7 +835,7 @@ def test_the_snapshot_importer_commits_in_order_keeps_modes_and_moves_head(tmp_p
     date; a file's mode is kept, None removes a file, and the files in the
     work tree are not read (they may have moved on)."""
     import subprocess
-    from regen.worktree import WorkTree, raw_date
+    from regen.worktree import WorkTree
     src = tmp_path / "src"
     (src / "mm").mkdir(parents=True)
     (src / "mm" / "a.c").write_text("int a;\n")
@@ -857,10 +857,20 @@ def test_the_snapshot_importer_commits_in_order_keeps_modes_and_moves_head(tmp_p
     assert wt.git("log", "-1", "--format=%an <%ae> %ad|%cn %cd|%B", "--date=iso-strict",
                   ids[0]).strip() == ("A U Thor <a@example.org> 2021-10-04T14:45:48+01:00|"
                                       "A U Thor 2021-10-04T14:45:48+01:00|first\n\nbody")
-    assert raw_date("2021-10-04T14:45:48+01:00") == "1633355148 +0100"
-    assert raw_date("2021-10-04T14:45:48-05:30") == "1633378548 -0530"
+    assert imp._author.endswith(b" 1633355148 +0100") and imp._committer == imp._author
+    # the date as git reads GIT_AUTHOR_DATE (as commit-tree did): other
+    # offsets and formats, and an error for one it cannot read
+    wt.date = "2021-10-04T14:45:48-05:30"
+    other = wt.importer()
+    assert other._author.endswith(b" 1633378548 -0530")
+    other.close()
+    wt.date = "Mon, 4 Oct 2021 14:45:48 +0100"
+    other = wt.importer()
+    assert other._author.endswith(b" 1633355148 +0100")
+    other.close()
+    wt.date = "4 Oct 2021"
     with pytest.raises(SlabconvError):
-        raw_date("4 Oct 2021")
+        wt.importer()
     # the work tree as regen leaves it (its last entry's files): the index follows
     (wt.path / "mm" / "a.c").write_text("int a = 1;\n")
     (wt.path / "mm" / "gone.c").unlink()
