@@ -65,7 +65,7 @@ review: deps ## the review report (HTML + text): each rule beside its hunks, ski
 	$(SLABCONV) review $(SRC_ARGS) $(if $(OUTPUT),--output $(OUTPUT))
 
 test: deps ## the test suite: rule tests, unit tests, end-to-end on 5.10
-	$(PY) -m pytest -ra tests
+	$(PY) -m pytest -ra --durations=30 tests
 
 test-fast: deps ## the test suite without kernel builds and boots
 	$(PY) -m pytest -ra -m "not slow" tests

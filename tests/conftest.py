@@ -23,46 +23,53 @@ def cache(tmp_path, monkeypatch):
 
 @pytest.fixture(scope="session")
 def patched_kernel():
-    """The committed 5.10 series applied with git am and built by verify
-    (baseline and patched, builds cached in the slabconv cache).  Returns the
-    VerifyResult; the e2e and boot integration tests share it."""
+    """The committed 5.10 series applied with git am and built by verify in
+    the three allocator configurations (baseline and patched: new compiler
+    and sparse warnings), with checkpatch, the layout asserts, the field
+    users and the residue.  Not the per-patch builds of the whole series
+    (four configurations, the longest part of `make verify` cold):
+    tests/test_verify_bisect_real.py proves that check on a planted series.
+    Returns the VerifyResult; the e2e and boot integration tests share it."""
     from slabconv import paths, pipeline
     from slabconv.source import resolve
     src = resolve(paths.DEFAULT_KERNEL, None)
     ap = pipeline.apply_series(src, paths.GENERATED / paths.DEFAULT_KERNEL)
-    vr = pipeline.verify_applied(ap)
+    vr = pipeline.verify_applied(ap, bisect_configs=())
     vr.applied = ap
     return vr
 
 
 def _committed_series_built(config: str):
-    """The committed 5.10 series applied with git am and built by verify in
-    one configuration (baseline and patched, warning gates, field users and
-    residue; no per-patch, layout or checkpatch checks).  The VerifyResult,
-    with .applied."""
+    """The committed 5.10 series applied with git am, its patched tree built
+    in one configuration with no baseline build (check_build(baseline=False):
+    half the cold build time; the compiler and sparse warning gates of this
+    configuration are `slabconv verify --config <config>`'s, not the boot
+    tests').  The VerifyResult, with .applied."""
+    import verify
     from slabconv import paths, pipeline
     from slabconv.source import resolve
     src = resolve(paths.DEFAULT_KERNEL, None)
     ap = pipeline.apply_series(src, paths.GENERATED / paths.DEFAULT_KERNEL)
-    vr = pipeline.verify_applied(ap, (config,), bisect_configs=(), layout=False,
-                                 checkpatch=False)
+    vr = verify.check_build(src.tree, ap.tree, paths.cache_dir("build", src.version),
+                            config=config, baseline_id=f"{src.source_id}@{ap.baseline_id[:12]}",
+                            baseline=False)
     vr.applied = ap
     return vr
 
 
 @pytest.fixture(scope="session")
 def kasan_kernel():
-    """The committed 5.10 series built by verify in the kasan configuration
-    (generic KASAN on SLUB, the KASAN KUnit suite built in): baseline and
-    patched, no new compiler or sparse warnings.  Returns the VerifyResult."""
+    """The committed 5.10 series built in the kasan configuration (generic
+    KASAN on SLUB, the KASAN KUnit suite built in), patched tree only.
+    Returns the VerifyResult."""
     return _committed_series_built("kasan")
 
 
 @pytest.fixture(scope="session")
 def iommu_kernel():
     """The committed 5.10 series built by verify in the iommu configuration
-    (the Intel and AMD IOMMU drivers, a virtio-blk disk driver): baseline
-    and patched.  Returns the VerifyResult; tests/test_boot_iommu.py boots it.
+    (the Intel and AMD IOMMU drivers, a virtio-blk disk driver), patched
+    tree only.  Returns the VerifyResult; tests/test_boot_iommu.py boots it.
     SLABCONV_TEST_IOMMU_TREE=<a patched tree with its build in o/> uses
     that build instead (development: no baseline build, no warning gate)."""
     import os

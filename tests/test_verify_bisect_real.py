@@ -147,6 +147,7 @@ def test_slabconv_verify_names_the_patch_that_does_not_compile(applied, tmp_path
     assert len(list(series.glob("0*.patch"))) == n
     cp = subprocess.run([sys.executable, "-m", "slabconv", "verify", "--kernel",
                          paths.DEFAULT_KERNEL, "--output", series,
+                         "--config", "slub", "--bisect-configs", "slub,slub-nodebug",
                          "--no-layout", "--no-checkpatch"],      # their own tests plant theirs
                         cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     out, err = cp.stdout, cp.stderr
