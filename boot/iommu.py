@@ -16,9 +16,10 @@
   for the guest's test 9 (boot/guest/init.sh).
 
 ``amd`` attaches ``-device amd-iommu`` instead (``amd_iommu=`` defaults,
-``amd_iommu_dump``), for the AMD probe only: QEMU 7.2 drives 5.10's AMD-Vi
-under TCG, but test 9's page-table checks are the Intel driver's, so the
-guest fails them there (boot/README.md, "AMD IOMMU").
+``amd_iommu_dump``) and ``slabconv.iommu=amd``: QEMU 7.2 drives 5.10's
+AMD-Vi under TCG; the guest module runs its AMD cases (an unmanaged
+domain: the tables a 2 MiB page replaces and a freed domain's tables must
+come back; boot/README.md, "AMD IOMMU").
 """
 from __future__ import annotations
 

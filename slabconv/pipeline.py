@@ -48,8 +48,11 @@ BOOT_CMDLINE = {"kasan": "kasan_multi_shot"}
 # virtio disk behind -device intel-iommu) in strict mode (the IOTLB flushed
 # and the page-table pages freed at every unmap) and in lazy mode (the
 # driver's flush queue holds them until its timer flushes): the two paths of
-# "iommu: Use put_pages_list".
-BOOT_VARIANTS = {"iommu": {"": {"iommu": "intel-strict"}, "lazy": {"iommu": "intel"}}}
+# "iommu: Use put_pages_list"; and behind -device amd-iommu (variant amd):
+# the AMD driver's frees of the tables a 2 MiB page replaces and of a freed
+# domain's tables.
+BOOT_VARIANTS = {"iommu": {"": {"iommu": "intel-strict"}, "lazy": {"iommu": "intel"},
+                           "amd": {"iommu": "amd"}}}
 
 
 @dataclass

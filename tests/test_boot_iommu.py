@@ -1,16 +1,17 @@
-"""Integration: the Intel IOMMU guest (boot/iommu.py, boot/guest/slabconv_iommu.c,
+"""Integration: the IOMMU guests (boot/iommu.py, boot/guest/slabconv_iommu.c,
 init test 9) on the patched 5.10 kernel in the iommu configuration (the
 `iommu_kernel` fixture, tests/conftest.py), booted as `slabconv boot
---config iommu` boots it: strict (intel_iommu=on,strict) and lazy
-(intel_iommu=on, the driver's flush queue).
+--config iommu` boots it: Intel strict (intel_iommu=on,strict), Intel lazy
+(intel_iommu=on, the driver's flush queue) and AMD (-device amd-iommu: the
+module's AMD cases on an unmanaged domain).
 
-The planted defect: the same tree with both put_pages_list() calls of
-"iommu: Use put_pages_list" that give unmapped page-table pages back
-removed, the strict one (intel_unmap()) and the lazy one
-(iova_entry_free()); built incrementally from a copy of the patched build.
-Booted strict and lazy, the module's leak check must fail in both and name
-the leak; strict, the pages missing right after the unmap fail case 4 as
-well.  And the iommu kernel booted without an IOMMU must fail test 9, not
+The planted defect: the same tree with every put_pages_list() call of
+"iommu: Use put_pages_list" that gives page-table pages back removed: the
+Intel strict one (intel_unmap()) and lazy one (iova_entry_free()), and the
+AMD ones (iommu_map_page(): tables a large page replaced; free_pagetable():
+a freed domain's tables); built incrementally from a copy of the patched
+build.  Booted in each variant, the module's checks must fail and name the
+leak.  And the iommu kernel booted without an IOMMU must fail test 9, not
 skip it.  Nothing here skips.
 """
 import re
@@ -35,6 +36,10 @@ INTEL = "drivers/iommu/intel/iommu.c"
 STRICT_FREE = ("\t\tfree_iova_fast(&domain->iovad, iova_pfn, dma_to_mm_pfn(nrpages));\n"
                "\t\tput_pages_list(&freelist);\n")
 LAZY_FREE = "\tlist_add_tail(&pages, &pg->lru);\n\tput_pages_list(&pages);\n"
+AMD = "drivers/iommu/amd/iommu.c"
+# The AMD driver's two frees of a page-table page list (0057).
+AMD_LARGE_FREE = "\t/* Everything flushed out, free pages now */\n\tput_pages_list(&freelist);\n"
+AMD_DOMAIN_FREE = "\tfree_sub_pt(root, pgtable->mode, &freelist);\n\n\tput_pages_list(&freelist);\n"
 
 
 def by_name(tests):
@@ -71,6 +76,26 @@ def test_iommu_guest_passes(iommu_kernel, variant):
     assert "read 3 times with O_DIRECT" in r.ktap
 
 
+def test_amd_iommu_guest_passes(iommu_kernel):
+    """-device amd-iommu: AMD-Vi translates the disk's DMA, and the AMD
+    driver's converted frees give back every leaf table a 2 MiB page
+    replaces and every table of a freed domain."""
+    vr = iommu_kernel
+    r = boot_variant(vr, "amd", "test-iommu-amd")
+    assert r.passed, r.summary()
+    t9, sub, mod = iommu_tests(r)
+    assert t9.status is Status.PASS
+    assert list(sub) == ["amd_vi_active", "disk_dma", "pagetables", "no_io_page_faults"]
+    assert all(t.status is Status.PASS for t in sub.values()), r.summary()
+    assert list(mod) == ["iommu_enabled", "device_translated", "pagetables_built",
+                         "large_page_frees_tables", "domain_free_frees_tables",
+                         "pagetables_no_leak"]
+    assert all(t.status is Status.PASS for t in mod.values()), r.summary()   # none skipped
+    assert "mode amd" in r.ktap and "intel_iommu" not in r.cmdline
+    assert re.search(r"# amd: 4 KiB pages unmapped: .*2 MiB pages mapped over them", r.ktap)
+    assert "read 3 times with O_DIRECT" in r.ktap
+
+
 def test_iommu_kernel_without_an_iommu_fails(iommu_kernel, tmp_path):
     """The configuration says there is an Intel IOMMU; booted without one
     (no -device intel-iommu, no intel_iommu=on) test 9 must fail, not skip."""
@@ -89,8 +114,9 @@ def test_iommu_kernel_without_an_iommu_fails(iommu_kernel, tmp_path):
 
 @pytest.fixture(scope="module")
 def leaky_kernel(iommu_kernel, tmp_path_factory):
-    """The patched tree with both frees of unmapped page-table pages
-    removed, built from a copy of the patched build (one object recompiled)."""
+    """The patched tree with the frees of page-table page lists removed
+    (Intel: strict and lazy; AMD: large page and domain free), built from a
+    copy of the patched build (two objects recompiled)."""
     vr = iommu_kernel
     assert vr.patched is not None and vr.patched.ok, vr.summary
     root = paths.cache_dir("build", "5.10", "test-iommu-leak")
@@ -108,6 +134,14 @@ def leaky_kernel(iommu_kernel, tmp_path_factory):
     text = text.replace(STRICT_FREE, STRICT_FREE.split("\n")[0] + "\n") \
                .replace(LAZY_FREE, LAZY_FREE.split("\n")[0] + "\n")
     f.unlink()                                   # never write through a hard link
+    f.write_text(text)
+    f = snap / AMD
+    text = f.read_text()
+    assert text.count(AMD_LARGE_FREE) == 1 and text.count(AMD_DOMAIN_FREE) == 1, \
+        f"{AMD} changed: update the planted defect"
+    text = text.replace(AMD_LARGE_FREE, AMD_LARGE_FREE.split("\n")[0] + "\n") \
+               .replace(AMD_DOMAIN_FREE, AMD_DOMAIN_FREE.split("\n")[0] + "\n")
+    f.unlink()
     f.write_text(text)
     b = kbuild.build(snap, snap / "o")
     assert b.ok, b.failure_message()
@@ -132,4 +166,28 @@ def test_planted_page_table_leak_is_caught(leaky_kernel, variant):
     # strict: nothing came back at the unmap; lazy: nothing after the flush
     assert re.match(r"(strict|lazy): only -?\d+ of 64 page-table pages ", freed.directive)
     assert freed.directive.startswith("lazy" if variant else "strict"), freed.directive
+    assert "iommu.pagetables.pagetables_no_leak: not ok" in "\n".join(r.failures)
+
+
+def test_planted_amd_page_table_leak_is_caught(leaky_kernel):
+    """AMD: without the two frees, the leaf tables a 2 MiB page replaced and
+    the tables of a freed domain never come back, and the rounds leak."""
+    r = boot_variant(leaky_kernel, "amd", "test-iommu-leak-amd")
+    assert not r.passed
+    t9, sub, mod = iommu_tests(r)
+    assert t9.status is Status.FAIL and t9.directive == "pagetables failed"
+    assert sub["amd_vi_active"].status is sub["disk_dma"].status is Status.PASS
+    assert mod["pagetables_built"].status is Status.PASS
+    large = mod["large_page_frees_tables"]
+    assert large.status is Status.FAIL, r.summary()
+    assert re.match(r"only -?\d+ of 64 leaf tables came back when 2 MiB pages replaced them",
+                    large.directive), large.directive
+    dom = mod["domain_free_frees_tables"]
+    assert dom.status is Status.FAIL
+    assert re.match(r"only -?\d+ of 64 leaf tables came back at iommu_domain_free\(\)",
+                    dom.directive), dom.directive
+    leak = mod["pagetables_no_leak"]
+    assert leak.status is Status.FAIL
+    assert "pages missing after 16 rounds that built and freed 2048 page-table pages (leaked" \
+        in leak.directive
     assert "iommu.pagetables.pagetables_no_leak: not ok" in "\n".join(r.failures)

@@ -56,11 +56,11 @@ def test_qemu_devices_go_before_the_kernel():
     assert "-device" not in plain and "-drive" not in plain
 
 
-def test_iommu_configuration_boots_strict_and_lazy(monkeypatch, tmp_path):
+def test_iommu_configuration_boots_strict_lazy_and_amd(monkeypatch, tmp_path):
     from verify import kconfig
     assert set(pipeline.BOOT_VARIANTS) <= set(kconfig.config_names())
     assert pipeline.boot_variants("slub") == [""]
-    assert pipeline.boot_variants("iommu") == ["", "lazy"]
+    assert pipeline.boot_variants("iommu") == ["", "lazy", "amd"]
     calls = []
 
     def fake_run(image, out_dir_build, src, out, **kw):
@@ -77,11 +77,12 @@ def test_iommu_configuration_boots_strict_and_lazy(monkeypatch, tmp_path):
     vr = SimpleNamespace(config="iommu", patched=built, patched_out=Path("/o"),
                          patched_src=Path("/s"), others={}, series_record=None)
     res = pipeline.boot_all(vr, "t")
-    assert list(res) == ["iommu", "iommu-lazy"]
+    assert list(res) == ["iommu", "iommu-lazy", "iommu-amd"]
     assert all(r.passed for r in res.values())
-    # the matrix boots both variants, each in its own run directory
+    # the matrix boots every variant, each in its own run directory
     assert sorted((n, kw["iommu"], kw["slub_debug"]) for n, kw in calls) == [
-        ("iommu", "intel-strict", "FZPU"), ("iommu-lazy", "intel", "FZPU")]
+        ("iommu", "intel-strict", "FZPU"), ("iommu-amd", "amd", "FZPU"),
+        ("iommu-lazy", "intel", "FZPU")]
     with pytest.raises(SlabconvError):
         pipeline.boot_config(vr, "t", variant="nosuch")
 

@@ -322,19 +322,20 @@ def test_residue_gate_counts_only_what_the_series_adds_on_a_converted_kernel():
 
 
 def test_a_configuration_with_boot_variants_is_built_once_and_booted_in_each(fake_ref, monkeypatch):
-    """iommu is booted strict and lazy (pipeline.BOOT_VARIANTS) in the
-    reference run too: one build, two guests, each named and summarised."""
+    """iommu is booted Intel strict, Intel lazy and AMD (pipeline.BOOT_VARIANTS)
+    in the reference run too: one build, three guests, each named and
+    summarised."""
     from verify import kconfig
     src, built, booted = fake_ref
     monkeypatch.setattr(kconfig, "split_applicable", lambda configs, tree: (list(configs), {}))
     p = reference.plan(src, ["slub", "iommu"])
     assert built == ["slub", "iommu"]
-    assert [g.key for g in p.guests] == ["slub", "iommu", "iommu-lazy"]
+    assert [g.key for g in p.guests] == ["slub", "iommu", "iommu-lazy", "iommu-amd"]
     assert [g.name for g in p.guests] == ["reference-slub", "reference-iommu",
-                                          "reference-iommu-lazy"]
+                                          "reference-iommu-lazy", "reference-iommu-amd"]
     boots = reference.boot_guests(p.guests, src)
-    assert set(boots) == {"slub", "iommu", "iommu-lazy"}
+    assert set(boots) == {"slub", "iommu", "iommu-lazy", "iommu-amd"}
     modes = sorted(kw.get("iommu") or "" for *_, kw in booted)
-    assert modes == ["", "intel", "intel-strict"]
+    assert modes == ["", "amd", "intel", "intel-strict"]
     s = reference.summary(src, p, boots, 1.0)
-    assert s["ok"] and set(s["configs"]) == {"slub", "iommu", "iommu-lazy"}
+    assert s["ok"] and set(s["configs"]) == {"slub", "iommu", "iommu-lazy", "iommu-amd"}

@@ -36,15 +36,18 @@
 #   8 kasan_kunit            the kernel's KASAN KUnit suite ("kasan", run at
 #                            boot by KUnit's executor), lifted from dmesg and
 #                            nested (SKIP: CONFIG_KASAN_KUNIT_TEST not built in)
-#   9 iommu                  DMA through the Intel IOMMU (the section between
-#                            the "slabconv-iommu" markers below): DMAR active
-#                            and the virtio disk translated, the disk read
-#                            back with O_DIRECT matches the host's checksum,
-#                            the slabconv_iommu module's page-table checks
-#                            (built, translated, freed on unmap in strict or
-#                            lazy mode, no page leaked), no DMAR fault.
-#                            SKIP when the kernel has no CONFIG_INTEL_IOMMU
-#                            and the host attached no IOMMU
+#   9 iommu                  DMA through the Intel or AMD IOMMU (the section
+#                            between the "slabconv-iommu" markers below):
+#                            the IOMMU active and the virtio disk translated,
+#                            the disk read back with O_DIRECT matches the
+#                            host's checksum, the slabconv_iommu module's
+#                            page-table checks (Intel: built, translated,
+#                            freed on unmap in strict or lazy mode, no page
+#                            leaked; AMD: built, freed when 2 MiB pages
+#                            replace them and when the domain is freed, no
+#                            page leaked), no DMA remapping fault.  SKIP
+#                            when the kernel has no CONFIG_INTEL_IOMMU and
+#                            the host attached no IOMMU
 #
 # The allocator comes from the module's "# allocator X" line (else SLUB's
 # boot banner).  A file the allocator does not provide is a SKIP with the
@@ -60,7 +63,8 @@
 #                          plants a KASAN report outside the brackets (the
 #                          host's console scanner fails it)
 #   slabconv.mode=probe    print "slabconv-init: probe ok" and reboot at once
-#   slabconv.iommu=intel   the host attached -device intel-iommu (test 9)
+#   slabconv.iommu=intel   the host attached -device intel-iommu (test 9);
+#   slabconv.iommu=amd     -device amd-iommu
 #   slabconv.iommu_disk=SHA256  the checksum of the disk image it attached
 # Ends with "# slabconv: end" on the KTAP channel, then reboot -f (QEMU runs
 # with -no-reboot, so the guest reset ends QEMU).
@@ -459,11 +463,12 @@ fi
 
 # ---- 9: IOMMU --------------------------------------------------------------------
 # >>> slabconv-iommu section (boot/README.md, "The IOMMU guest") >>>
-# Nested document: 1 dmar_active, 2 disk_dma, 3 pagetables (the module
-# slabconv_iommu's own KTAP, nested one level deeper), 4 no_dmar_faults.
-# The host says what it attached (slabconv.iommu=intel, slabconv.iommu_disk=
-# the disk's sha256); the module says whether the kernel has
-# CONFIG_INTEL_IOMMU.  Neither: SKIP.  Either: DMAR must be active.
+# Nested document: 1 dmar_active (AMD: amd_vi_active), 2 disk_dma,
+# 3 pagetables (the module slabconv_iommu's own KTAP, nested one level
+# deeper), 4 no_dmar_faults (AMD: no_io_page_faults).  The host says what it
+# attached (slabconv.iommu=intel|amd, slabconv.iommu_disk= the disk's
+# sha256); the module says whether the kernel has CONFIG_INTEL_IOMMU.
+# Neither: SKIP.  Either: the IOMMU must be active.
 IOMMU_MOD=/lib/slabconv/slabconv_iommu.ko
 IOMMU_WANT=$(arg slabconv.iommu)
 IOMMU_SHA=$(arg slabconv.iommu_disk)
@@ -471,6 +476,7 @@ case ",$(arg intel_iommu)," in
 *,strict,*) IOMMU_MODE=strict ;;
 *) IOMMU_MODE=lazy ;;
 esac
+[ "$IOMMU_WANT" = amd ] && IOMMU_MODE=amd
 R9=""
 : > /tmp/iommu.ktap
 isub() { echo "    $*" >> /tmp/iommu.ktap; }
@@ -490,17 +496,29 @@ else
 	isub "KTAP version 1"
 	isub "# iommu: host attached '${IOMMU_WANT:-nothing}', kernel CONFIG_INTEL_IOMMU ${IMOD_CFG:-?}, mode $IOMMU_MODE"
 	isub "1..4"
-	# 9.1: DMAR is on, the disk's PCI function is in a DMA-translated group.
+	# 9.1: DMAR (AMD-Vi) is on, the disk's PCI function is in a
+	# DMA-translated group.
 	F1=""
+	T1=dmar_active T4=no_dmar_faults
+	[ "$IOMMU_MODE" = amd ] && T1=amd_vi_active T4=no_io_page_faults
 	DISKDEV=$(readlink -f /sys/block/vda/device 2>/dev/null)   # .../0000:00:0N.0/virtioN
 	PCIDEV=${DISKDEV%/*}
 	GROUP=""
 	[ -n "$PCIDEV" ] && [ -e "$PCIDEV/iommu_group" ] && GROUP=$(readlink -f "$PCIDEV/iommu_group")
 	GTYPE=$(cat "$GROUP/type" 2>/dev/null)
-	if ! ls /sys/class/iommu 2>/dev/null | grep -q '^dmar'; then
+	if [ "$IOMMU_MODE" = amd ]; then
+		if ! ls /sys/class/iommu 2>/dev/null | grep -q '^ivhd'; then
+			F1="no /sys/class/iommu/ivhd* (AMD-Vi not active)"
+		elif ! dmesg | grep -q 'AMD-Vi: Found IOMMU'; then
+			F1="dmesg lacks 'AMD-Vi: Found IOMMU'"
+		fi
+	elif ! ls /sys/class/iommu 2>/dev/null | grep -q '^dmar'; then
 		F1="no /sys/class/iommu/dmar* (DMAR not active)"
 	elif ! dmesg | grep -q 'DMAR: Intel(R) Virtualization Technology for Directed I/O'; then
 		F1="dmesg lacks 'Intel(R) Virtualization Technology for Directed I/O' (translation not enabled)"
+	fi
+	if [ -n "$F1" ]; then
+		:
 	elif [ -z "$DISKDEV" ] || [ ! -e /sys/block/vda ]; then
 		F1="no virtio disk /sys/block/vda"
 	elif [ -z "$GROUP" ] || [ ! -d "$GROUP" ]; then
@@ -513,7 +531,7 @@ else
 		F1="lazy mode expected but the kernel disabled batched IOTLB flushes: $(dmesg | grep 'Disable batched IOTLB flush' | head -n 1)"
 	fi
 	isub "# disk ${PCIDEV##*/}, iommu group ${GROUP##*/} type ${GTYPE:-?}, $(ls /sys/class/iommu 2>/dev/null | tr '\n' ' ')"
-	if [ -z "$F1" ]; then isub "ok 1 - dmar_active"; else isub "not ok 1 - dmar_active # $F1"; R9="dmar_active failed"; fi
+	if [ -z "$F1" ]; then isub "ok 1 - $T1"; else isub "not ok 1 - $T1 # $F1"; R9="$T1 failed"; fi
 	# 9.2: DMA through the IOMMU: three O_DIRECT reads of the whole disk
 	# (each one DMA from the device, no page cache) match the host's sha256.
 	F2=""
@@ -545,8 +563,8 @@ else
 	while IFS= read -r line; do isub "    $line"; done < /tmp/iommu-mod.ktap
 	if [ -z "$F3" ]; then isub "ok 3 - pagetables"; else isub "not ok 3 - pagetables # $F3"; R9="${R9:-pagetables failed}"; fi
 	# 9.4: no DMA remapping fault was reported.
-	FAULT=$(dmesg | grep -E 'DMAR: DRHD: handling fault|DMAR: \[(DMA Read|DMA Write|INTR-REMAP)\]' | head -n 1 | sed 's/^\[[ 0-9.]*\] //')
-	if [ -z "$FAULT" ]; then isub "ok 4 - no_dmar_faults"; else isub "not ok 4 - no_dmar_faults # $FAULT"; R9="${R9:-no_dmar_faults failed}"; fi
+	FAULT=$(dmesg | grep -E 'DMAR: DRHD: handling fault|DMAR: \[(DMA Read|DMA Write|INTR-REMAP)\]|IO_PAGE_FAULT|AMD-Vi: Event logged' | head -n 1 | sed 's/^\[[ 0-9.]*\] //')
+	if [ -z "$FAULT" ]; then isub "ok 4 - $T4"; else isub "not ok 4 - $T4 # $FAULT"; R9="${R9:-$T4 failed}"; fi
 	while IFS= read -r line; do ktap "$line"; done < /tmp/iommu.ktap
 	if [ -z "$R9" ]; then ktap "ok 9 - iommu"; else ktap "not ok 9 - iommu # $R9"; fi
 fi

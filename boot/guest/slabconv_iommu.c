@@ -53,6 +53,36 @@
  * path the kernel is expected to take; case 4 fails when the other one is
  * observed.
  *
+ * mode=amd (the host attached -device amd-iommu): 5.10's AMD driver never
+ * frees a page-table page at unmap (iommu_unmap_page() only clears PTEs),
+ * so the DMA API cannot reach its converted paths.  They run when
+ * iommu_map_page() puts a large page where a lower-level table was
+ * (free_clear_pte() collects the table, put_pages_list() frees it after the
+ * IOTLB flush) and when a domain is freed (free_pagetable()).  The cases
+ * after device_translated therefore work on an UNMANAGED domain of the AMD
+ * driver's (iommu_domain_alloc(&pci_bus_type)), with `ranges` 2 MiB IOVA
+ * ranges from 1 GiB up, one 4 KiB page mapped at the start of each (one
+ * leaf table each), all within one level-2 table that a warm-up mapping
+ * builds first:
+ *
+ *   3 pagetables_built         each range's 4 KiB page translates to its
+ *                              page; free pages dropped by at least 3/4 of
+ *                              `ranges` leaf tables
+ *   4 large_page_frees_tables  the 4 KiB pages unmapped (the tables stay),
+ *                              then a 2 MiB page mapped over each range:
+ *                              it translates, and at least 3/4 of the leaf
+ *                              tables are free pages again
+ *   5 domain_free_frees_tables `ranges` more leaf tables built in a second
+ *                              set of ranges, then iommu_domain_free(): at
+ *                              least 3/4 of them come back, and the free
+ *                              pages are where they were before the domain
+ *                              was allocated, to within `tolerance`
+ *   6 pagetables_no_leak       `rounds` rounds of a whole domain's life
+ *                              (alloc, map small, unmap, map large over
+ *                              them, unmap, map small elsewhere, free):
+ *                              the free pages are where they were, to
+ *                              within `tolerance`
+ *
  * Written against Linux 5.10 (the Intel driver's own DMA ops and flush
  * queue); the DMA API calls and counters it uses exist in later kernels.
  */
@@ -78,9 +108,15 @@
 #include <linux/intel-iommu.h>
 #endif
 
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+#define iommu_map_compat(d, iova, pa, size, prot) iommu_map(d, iova, pa, size, prot, GFP_KERNEL)
+#else
+#define iommu_map_compat(d, iova, pa, size, prot) iommu_map(d, iova, pa, size, prot)
+#endif
+
 static char *mode = "";
 module_param(mode, charp, 0444);
-MODULE_PARM_DESC(mode, "the unmap path the kernel must take: 'strict' or 'lazy' (default: not checked)");
+MODULE_PARM_DESC(mode, "the unmap path the kernel must take: 'strict' or 'lazy' (Intel; default: not checked), or 'amd' (the AMD driver's cases)");
 
 static unsigned int npages = 1024;
 module_param(npages, uint, 0444);
@@ -93,6 +129,10 @@ MODULE_PARM_DESC(maps, "mappings held at once");
 static unsigned int rounds = 16;
 module_param(rounds, uint, 0444);
 MODULE_PARM_DESC(rounds, "rounds of map all / unmap all for the leak check");
+
+static unsigned int ranges = 64;
+module_param(ranges, uint, 0444);
+MODULE_PARM_DESC(ranges, "mode=amd: 2 MiB IOVA ranges per set (one leaf table each)");
 
 /*
  * 32 pages: with nothing else allocating, the counts move by a page or two
@@ -123,6 +163,7 @@ static struct sg_table *tables;
 static bool *mapped;
 static unsigned int tables_per_map;
 static bool lazy;
+static bool amd;
 static int case_no;
 
 static void report(const char *name, enum result r)
@@ -284,8 +325,25 @@ static void teardown(void)
 
 /* ---- the cases ------------------------------------------------------------- */
 
+static enum result case_enabled_amd(void)
+{
+#if IS_ENABLED(CONFIG_AMD_IOMMU)
+#if IS_ENABLED(CONFIG_INTEL_IOMMU)
+	if (intel_iommu_enabled)
+		return FAILED("mode=amd but the Intel driver is active (intel_iommu_enabled)");
+#endif
+	if (!iommu_present(&pci_bus_type))
+		return FAILED("CONFIG_AMD_IOMMU=y but no IOMMU driver serves the PCI bus (no -device amd-iommu, or AMD-Vi did not initialise)");
+	return PASS;
+#else
+	return SKIPPED("CONFIG_AMD_IOMMU is not set");
+#endif
+}
+
 static enum result case_enabled(void)
 {
+	if (amd)
+		return case_enabled_amd();
 #if IS_ENABLED(CONFIG_INTEL_IOMMU)
 	if (!intel_iommu_enabled)
 		return FAILED("CONFIG_INTEL_IOMMU=y but intel_iommu_enabled is 0 (DMAR not active: no -device intel-iommu, or intel_iommu=on missing)");
@@ -428,22 +486,263 @@ static enum result case_no_leak(void)
 	return PASS;
 }
 
+/* ---- mode=amd: an unmanaged domain of the AMD driver ----------------------- */
+
+#define LEAF_BYTES	((unsigned long)LEAF_SPAN * PAGE_SIZE)	/* 2 MiB */
+#define AMD_BASE	(1UL << 30)	/* IOVA of the first range */
+#define AMD_PROT	(IOMMU_READ | IOMMU_WRITE)
+
+static struct iommu_domain *udom;
+static struct page *big;		/* 2 MiB, mapped over every range */
+static struct page **small;		/* one 4 KiB page per range */
+static long amd_start;			/* free pages before the domain existed */
+static long amd_built;			/* free pages with set 0's tables built */
+
+/* The IOVA of range r of set `set` (sets of `ranges` ranges, 2 MiB each). */
+static unsigned long range_iova(unsigned int set, unsigned int r)
+{
+	return AMD_BASE + ((unsigned long)set * ranges + r) * LEAF_BYTES;
+}
+
+/* The warm-up range: the last 2 MiB of the 1 GiB the sets lie in. */
+#define AMD_WARM	(AMD_BASE + (1UL << 30) - LEAF_BYTES)
+
+static int map_small(struct iommu_domain *d, unsigned int set)
+{
+	unsigned int r;
+	int ret;
+
+	for (r = 0; r < ranges; r++) {
+		ret = iommu_map_compat(d, range_iova(set, r), page_to_phys(small[r]),
+				       PAGE_SIZE, AMD_PROT);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static void unmap_set(struct iommu_domain *d, unsigned int set, size_t size)
+{
+	unsigned int r;
+
+	for (r = 0; r < ranges; r++)
+		iommu_unmap(d, range_iova(set, r), size);
+}
+
+static int map_large(struct iommu_domain *d, unsigned int set)
+{
+	unsigned int r;
+	int ret;
+
+	for (r = 0; r < ranges; r++) {
+		ret = iommu_map_compat(d, range_iova(set, r), page_to_phys(big), LEAF_BYTES,
+				       AMD_PROT);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static int amd_setup(void)
+{
+	unsigned int r;
+
+	if (2 * ranges * LEAF_BYTES > AMD_WARM - AMD_BASE)
+		return -EINVAL;
+	small = kcalloc(ranges, sizeof(*small), GFP_KERNEL);
+	if (!small)
+		return -ENOMEM;
+	for (r = 0; r < ranges; r++) {
+		small[r] = alloc_page(GFP_KERNEL);
+		if (!small[r])
+			return -ENOMEM;
+	}
+	big = alloc_pages(GFP_KERNEL, get_order(LEAF_BYTES));
+	return big ? 0 : -ENOMEM;
+}
+
+static void amd_teardown(void)
+{
+	unsigned int r;
+
+	if (udom)
+		iommu_domain_free(udom);
+	udom = NULL;
+	if (small)
+		for (r = 0; r < ranges; r++)
+			if (small[r])
+				__free_page(small[r]);
+	kfree(small);
+	small = NULL;
+	if (big)
+		__free_pages(big, get_order(LEAF_BYTES));
+	big = NULL;
+}
+
+static enum result case_built_amd(void)
+{
+	unsigned int r, bad = 0;
+	long before;
+	int ret;
+
+	if (amd_setup())
+		return FAILED("no memory for %u pages and a 2 MiB page (or ranges %u too large)",
+			      ranges, ranges);
+	msleep(50);
+	amd_start = free_pages_now();
+	udom = iommu_domain_alloc(&pci_bus_type);
+	if (!udom)
+		return FAILED("iommu_domain_alloc(&pci_bus_type) returned NULL");
+	/* the upper-level tables of the 1 GiB the ranges lie in */
+	ret = iommu_map_compat(udom, AMD_WARM, page_to_phys(small[0]), PAGE_SIZE, AMD_PROT);
+	if (ret)
+		return FAILED("iommu_map() of the warm-up page at %lx: %d", AMD_WARM, ret);
+	before = free_pages_now();
+	ret = map_small(udom, 0);
+	if (ret)
+		return FAILED("iommu_map() of a 4 KiB page: %d", ret);
+	amd_built = free_pages_now();
+	for (r = 0; r < ranges; r++) {
+		phys_addr_t phys = iommu_iova_to_phys(udom, range_iova(0, r));
+
+		if (phys != page_to_phys(small[r]) && bad++ == 0)
+			pr_info("# range %u: IOVA %lx translates to %pa, not %llx\n", r,
+				range_iova(0, r), &phys, (unsigned long long)page_to_phys(small[r]));
+	}
+	pr_info("# amd: %u ranges of 2 MiB from IOVA %lx, a 4 KiB page each: free pages %ld -> %ld (%u leaf tables expected)\n",
+		ranges, range_iova(0, 0), before, amd_built, ranges);
+	if (bad)
+		return FAILED("%u of %u pages do not translate to their page", bad, ranges);
+	if (before - amd_built < (long)ranges * 3 / 4)
+		return FAILED("free pages dropped by %ld while %u leaf tables are in use",
+			      before - amd_built, ranges);
+	return PASS;
+}
+
+static enum result case_large_amd(void)
+{
+	long unmapped, now;
+	unsigned int r, bad = 0;
+	int ret;
+
+	unmap_set(udom, 0, PAGE_SIZE);
+	unmapped = free_pages_now();
+	if (iommu_iova_to_phys(udom, range_iova(0, 0)))
+		return FAILED("IOVA %lx still translates after iommu_unmap()", range_iova(0, 0));
+	ret = map_large(udom, 0);
+	if (ret)
+		return FAILED("iommu_map() of a 2 MiB page: %d", ret);
+	now = free_pages_now();
+	for (r = 0; r < ranges; r++) {
+		unsigned long off = (r % LEAF_SPAN) * PAGE_SIZE;
+		phys_addr_t phys = iommu_iova_to_phys(udom, range_iova(0, r) + off);
+
+		if (phys != page_to_phys(big) + off && bad++ == 0)
+			pr_info("# range %u: IOVA %lx translates to %pa, not %llx\n", r,
+				range_iova(0, r) + off, &phys,
+				(unsigned long long)(page_to_phys(big) + off));
+	}
+	pr_info("# amd: 4 KiB pages unmapped: free pages %ld -> %ld (tables kept); 2 MiB pages mapped over them: -> %ld (%u leaf tables to give back)\n",
+		amd_built, unmapped, now, ranges);
+	if (bad)
+		return FAILED("%u of %u 2 MiB pages do not translate", bad, ranges);
+	if (now - unmapped < (long)ranges * 3 / 4)
+		return FAILED("only %ld of %u leaf tables came back when 2 MiB pages replaced them",
+			      now - unmapped, ranges);
+	return PASS;
+}
+
+static enum result case_domain_free_amd(void)
+{
+	long before, mid, end;
+	int ret;
+
+	if (!udom)
+		return FAILED("no domain (pagetables_built did not make one)");
+	before = free_pages_now();
+	ret = map_small(udom, 1);
+	if (ret)
+		return FAILED("iommu_map() of a 4 KiB page in the second set: %d", ret);
+	mid = free_pages_now();
+	iommu_domain_free(udom);
+	udom = NULL;
+	end = free_pages_now();
+	pr_info("# amd: a second set of %u leaf tables: free pages %ld -> %ld; iommu_domain_free(): -> %ld (%ld before the domain)\n",
+		ranges, before, mid, end, amd_start);
+	if (before - mid < (long)ranges * 3 / 4)
+		return FAILED("free pages dropped by %ld while %u more leaf tables are in use",
+			      before - mid, ranges);
+	if (end - mid < (long)ranges * 3 / 4)
+		return FAILED("only %ld of %u leaf tables came back at iommu_domain_free()",
+			      end - mid, ranges);
+	if (amd_start - end > (long)tolerance)
+		return FAILED("%ld pages missing after iommu_domain_free() (leaked; tolerance %u)",
+			      amd_start - end, tolerance);
+	return PASS;
+}
+
+static enum result case_no_leak_amd(void)
+{
+	long start, end, churn = 2L * ranges * rounds;
+	struct iommu_domain *d;
+	unsigned int n;
+	int ret = 0;
+
+	msleep(50);
+	start = free_pages_now();
+	for (n = 0; n < rounds && !ret; n++) {
+		d = iommu_domain_alloc(&pci_bus_type);
+		if (!d)
+			return FAILED("iommu_domain_alloc() failed in round %u", n);
+		ret = iommu_map_compat(d, AMD_WARM, page_to_phys(small[0]), PAGE_SIZE, AMD_PROT);
+		if (!ret)
+			ret = map_small(d, 0);
+		if (!ret) {
+			unmap_set(d, 0, PAGE_SIZE);
+			ret = map_large(d, 0);
+		}
+		if (!ret) {
+			unmap_set(d, 0, LEAF_BYTES);
+			ret = map_small(d, 1);
+		}
+		iommu_domain_free(d);
+	}
+	if (ret)
+		return FAILED("iommu_map() failed in round %u: %d", n - 1, ret);
+	end = free_pages_now();
+	pr_info("# amd: %u rounds of a domain's life (%ld leaf tables built and freed): free pages %ld -> %ld\n",
+		rounds, churn, start, end);
+	if (start - end > (long)tolerance)
+		return FAILED("%ld pages missing after %u rounds that built and freed %ld page-table pages (leaked; tolerance %u)",
+			      start - end, rounds, churn, tolerance);
+	return PASS;
+}
+
 static int __init slabconv_iommu_init(void)
 {
-	static const char * const names[] = {
+	static const char * const intel_names[] = {
 		"iommu_enabled", "device_translated", "pagetables_built",
 		"pagetables_freed_on_unmap", "pagetables_no_leak",
 	};
+	static const char * const amd_names[] = {
+		"iommu_enabled", "device_translated", "pagetables_built",
+		"large_page_frees_tables", "domain_free_frees_tables", "pagetables_no_leak",
+	};
+	const char * const *names;
+	size_t ncases;
 	enum result r;
 	bool go = true;
 	int i;
 
 	lazy = !strcmp(mode, "lazy");
+	amd = !strcmp(mode, "amd");
+	names = amd ? amd_names : intel_names;
+	ncases = amd ? ARRAY_SIZE(amd_names) : ARRAY_SIZE(intel_names);
 	pr_info("KTAP version 1\n");
-	pr_info("# slabconv_iommu: config intel %d, mode %s\n",
-		IS_ENABLED(CONFIG_INTEL_IOMMU), *mode ? mode : "-");
-	pr_info("1..%zu\n", ARRAY_SIZE(names));
-	for (i = 0; i < ARRAY_SIZE(names); i++) {
+	pr_info("# slabconv_iommu: config intel %d, amd %d, mode %s\n",
+		IS_ENABLED(CONFIG_INTEL_IOMMU), IS_ENABLED(CONFIG_AMD_IOMMU), *mode ? mode : "-");
+	pr_info("1..%zu\n", ncases);
+	for (i = 0; i < ncases; i++) {
 		if (!go) {
 			report(names[i], SKIPPED("%s", reason));
 			continue;
@@ -451,16 +750,17 @@ static int __init slabconv_iommu_init(void)
 		switch (i) {
 		case 0: r = case_enabled(); break;
 		case 1: r = case_translated(); break;
-		case 2: r = case_built(); break;
-		case 3: r = case_freed(); break;
-		default: r = case_no_leak(); break;
+		case 2: r = amd ? case_built_amd() : case_built(); break;
+		case 3: r = amd ? case_large_amd() : case_freed(); break;
+		case 4: r = amd ? case_domain_free_amd() : case_no_leak(); break;
+		default: r = case_no_leak_amd(); break;
 		}
 		report(names[i], r);
 		if (r != PASS && i < 3) {
 			/*
 			 * The cases after these need them; say why they did not
-			 * run.  Cases 4 and 5 need only case 3's mappings: each
-			 * names its own failure.
+			 * run.  The later cases need only case 3's mappings:
+			 * each names its own failure.
 			 */
 			if (r == FAIL)
 				snprintf(reason, REASON_LEN, "%s failed", names[i]);
@@ -468,6 +768,7 @@ static int __init slabconv_iommu_init(void)
 		}
 	}
 	teardown();
+	amd_teardown();
 	kfree(iovas);
 	iovas = NULL;
 	if (pdev)
