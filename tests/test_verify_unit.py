@@ -293,3 +293,49 @@ def test_cc_wrapper_lives_in_the_cache_named_by_its_content(cache):
     path = Path(cc.split()[1])
     assert path.is_file() and path.read_bytes() == kbuild.CCWRAP.read_bytes()
     assert str(path).startswith(str(cache)) and cc == kbuild.compiler(use_ccache=False)
+
+
+def _fake_kernel_tree(root: Path) -> Path:
+    root.mkdir(parents=True)
+    (root / "Makefile").write_text("VERSION = 5\nPATCHLEVEL = 10\nSUBLEVEL = 0\n")
+    (root / "Kconfig").write_text("")
+    (root / "mm").mkdir()
+    (root / "mm" / "slub.c").write_text("int x;\n")
+    return root
+
+
+@pytest.mark.parametrize("ok", [True, False])
+def test_check_build_without_a_baseline_builds_the_patched_tree_alone(tmp_path, monkeypatch, ok):
+    """check_build(baseline=False): one build (of the patched tree, from
+    scratch), no baseline, no warning or sparse gate, and the result and its
+    report say that the gates were not run; a failing build fails it."""
+    import json
+    import verify
+    base = _fake_kernel_tree(tmp_path / "base")
+    pat = _fake_kernel_tree(tmp_path / "pat")
+    built = []
+
+    def fake_build(src, out, **kw):
+        built.append((Path(src), kw.get("label")))
+        Path(out).mkdir(parents=True, exist_ok=True)
+        return kbuild.BuildResult(ok=ok, seconds=1.0, warnings=[], log=Path(out) / "log",
+                                  image=Path(out) / "bzImage" if ok else None, out=Path(out),
+                                  returncode=0 if ok else 2,
+                                  error_excerpt="" if ok else "mm/slub.c:1: error: planted")
+
+    monkeypatch.setattr(kbuild, "build", fake_build)
+    monkeypatch.setattr(kconfig, "configure_named", lambda *a, **k: None)
+    r = verify.check_build(base, pat, tmp_path / "out", config="slub", baseline_id="b1",
+                           sparse_files=["mm/slub.c"], baseline=False)
+    assert [label for _, label in built] == ["patched"]
+    assert built[0][0].parent.name.startswith("patched-slub-")
+    assert (built[0][0] / "mm" / "slub.c").is_file()            # a snapshot of the patched tree
+    assert r.baseline is None and r.sparse is None and r.new_warnings == []
+    assert not list((tmp_path / "out").glob("base-*"))
+    assert "warning gates were not run" in r.summary
+    rep = json.loads(r.report.read_text())
+    assert rep["baseline"] is None and rep["gates"] == "not run: no baseline build"
+    assert r.ok is ok
+    if not ok:
+        assert "the patched tree does not build" in r.problems[0]
+        assert "planted" in r.summary
