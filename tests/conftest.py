@@ -24,17 +24,18 @@ def cache(tmp_path, monkeypatch):
 @pytest.fixture(scope="session")
 def patched_kernel():
     """The committed 5.10 series applied with git am and built by verify in
-    the three allocator configurations (baseline and patched: new compiler
-    and sparse warnings), with checkpatch, the layout asserts, the field
-    users and the residue.  Not the per-patch builds of the whole series
-    (four configurations, the longest part of `make verify` cold):
+    the slub configuration (baseline and patched: new compiler and sparse
+    warnings), with checkpatch, the layout asserts, the field users and the
+    residue.  Not the per-patch builds of the whole series (four
+    configurations, the longest part of `make verify` cold):
     tests/test_verify_bisect_real.py proves that check on a planted series.
-    Returns the VerifyResult; the e2e and boot integration tests share it."""
+    SLAB and SLOB: `allocator_kernel`.  Returns the VerifyResult; the e2e
+    and boot integration tests share it."""
     from slabconv import paths, pipeline
     from slabconv.source import resolve
     src = resolve(paths.DEFAULT_KERNEL, None)
     ap = pipeline.apply_series(src, paths.GENERATED / paths.DEFAULT_KERNEL)
-    vr = pipeline.verify_applied(ap, bisect_configs=())
+    vr = pipeline.verify_applied(ap, ("slub",), bisect_configs=())
     vr.applied = ap
     return vr
 
@@ -55,6 +56,14 @@ def _committed_series_built(config: str):
                             baseline=False)
     vr.applied = ap
     return vr
+
+
+@pytest.fixture(scope="session", params=["slab", "slob"])
+def allocator_kernel(request):
+    """The committed 5.10 series' patched tree built in the slab and in the
+    slob configuration (patched tree only: their warning gates are
+    `make verify`'s, whose default configurations they are)."""
+    return _committed_series_built(request.param)
 
 
 @pytest.fixture(scope="session")
