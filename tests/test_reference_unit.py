@@ -13,7 +13,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from slabconv import paths, pipeline, reference  # noqa: E402
 from slabconv.log import SlabconvError  # noqa: E402
-from slabconv.source import Source  # noqa: E402
+from slabconv.source import Source, resolve  # noqa: E402
 from verify import kconfig  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
@@ -115,7 +115,6 @@ def test_pipeline_drops_configs_the_tree_lacks(tmp_path, capsys):
 @pytest.mark.slow
 def test_real_trees(version, have, lack):
     """The packaged trees themselves (fetched into the cache when missing)."""
-    from slabconv.source import resolve
     ok, na = kconfig.split_applicable(sorted(have | lack), resolve(version, None).tree)
     assert set(ok) == have and set(na) == lack
 
