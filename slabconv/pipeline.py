@@ -25,6 +25,14 @@ DEFAULT_BISECT = ("slub", "slub-nodebug", "slab", "slob")   # configs of the per
 # iommu and mm-users are not in the default: see verify/README.md for what
 # an incremental per-patch run costs in each).
 BISECT_CHOICES = DEFAULT_BISECT + ("kasan", "mm-users", "iommu")
+# verify's changed-lines coverage (verify/compiled.py): the configurations
+# built (patched tree only) besides --config so that every line the series
+# changes is compiled by some build: the other sides of the slab code's
+# #ifdefs (SLUB_DEBUG off; SLAB without debugging, with KASAN; SLOB with
+# NUMA, zsmalloc and hotplug; i386 NUMA with classic SPARSEMEM for the
+# pgflags_*() patches), KASAN and the IOMMU drivers.
+COVERAGE_CONFIGS = ("slub-nodebug", "kasan", "iommu", "sparsemem-i386", "slab-kasan",
+                    "slob-numa")
 SLUB_CONFIGS = ("slub", "slub-nodebug", "slub-i386", "iommu")  # booted with slub_debug=
 # The boot matrix (`make boot`, `make all`): the three allocators and SLUB on
 # i386, booted two at a time (boot/matrix.py).  `--config +kasan` adds to it
@@ -114,14 +122,18 @@ def apply_series(src: Source, patches_dir: Path) -> Applied:
 
 
 def verify_applied(ap: Applied, config=DEFAULT_CONFIGS, bisect_configs=DEFAULT_BISECT, *,
-                   layout: bool = True, checkpatch: bool = True, tree_gates: bool = True):
+                   layout: bool = True, checkpatch: bool = True, tree_gates: bool = True,
+                   coverage_configs=None):
     """Every check of the applied series (verify/gates.py), the cheap ones
     first: checkpatch on every patch; struct slab's layout asserts (x86_64
     and i386, with and without MEMCG); the final tree (baseline vs patched:
     build, new compiler and sparse warnings) in each configuration of
     `config` (a name or a sequence; the first is the primary result, the
     others are in its .others); every patch on its own in each of `bisect_configs`
-    (verify.bisect; none: not run); the field users and the residue gate.
+    (verify.bisect; none: not run); the changed lines no build compiled
+    (verify/compiled.py) after building the patched tree in each of
+    `coverage_configs` too (None: not run; (): only the builds above); the
+    field users and the residue gate.
     The primary result fails if any check does; its .gates holds them all,
     whose summary is printed last and whose JSON report is
     runs/verify-<version>.json.  layout=False / checkpatch=False /
@@ -170,6 +182,22 @@ def verify_applied(ap: Applied, config=DEFAULT_CONFIGS, bisect_configs=DEFAULT_B
         r.add_bisect(b)
     else:
         g.not_run["per-patch"] = "--bisect-configs none"
+    if coverage_configs is not None:
+        g.compiled, failed = compiled_lines_check(ap, results, coverage_configs, out_root, ident)
+        for c, msg in failed.items():             # a coverage build that fails fails the check
+            g.compiled.errors.append(f"[{c}] coverage build: {msg}")
+            r.ok = False
+            r.problems.append(f"[{c}] {msg}")
+        print(g.compiled.summary())
+        if g.compiled.missed:
+            r.ok = False
+            r.problems.append(f"{g.compiled.missed} changed code line(s) compiled by no build")
+        elif g.compiled.errors and not failed:
+            r.ok = False
+            r.problems.append(f"changed lines: {len(g.compiled.errors)} preprocessing error(s): "
+                              f"{g.compiled.errors[0]}")
+    else:
+        g.not_run["compiled-lines"] = "not asked for"
     print(r.summary)
     if tree_gates:
         r.field_users = field_users_check(ap, results)
@@ -203,6 +231,35 @@ def verify_applied(ap: Applied, config=DEFAULT_CONFIGS, bisect_configs=DEFAULT_B
     record_verify(ap, results, r)
     print(g.summary())
     return r
+
+
+def compiled_lines_check(ap: Applied, results, coverage_configs, out_root: Path, ident: str):
+    """The changed lines each patched build compiled (verify/compiled.py):
+    the builds of `results`, and the patched tree built alone in each of
+    `coverage_configs` this kernel has (the others are said to be not
+    applicable).  Returns the report and {config: problem} for a coverage
+    build that failed."""
+    import verify
+    from verify import compiled, kconfig
+    builds = {x.config: x.patched_out for x in results
+              if x.patched_out is not None and x.patched is not None and x.patched.ok}
+    todo, skipped = kconfig.split_applicable([c for c in coverage_configs if c not in builds],
+                                             ap.src.tree)
+    for c, why in skipped.items():
+        info("compiled", f"{c}: not built: {why}")
+    failed = {}
+    for i, c in enumerate(todo, 1):
+        info("compiled", f"coverage build {i} of {len(todo)}: {c} (the patched tree alone)")
+        x = verify.check_build(ap.src.tree, ap.tree, out_root, config=c, baseline_id=ident,
+                               baseline=False)
+        if x.patched is not None and x.patched.ok:
+            builds[c] = x.patched_out
+        else:
+            failed[c] = "; ".join(x.problems) or "the patched tree does not build"
+    info("compiled", f"preprocessing the changed files in {len(builds)} build(s)")
+    rep = compiled.check(ap.tree, compiled.changed_lines(ap.tree, ap.baseline_id, "HEAD"), builds)
+    rep.not_applicable = dict(skipped)
+    return rep, failed
 
 
 def checkpatch_series(ap: Applied):
@@ -511,8 +568,12 @@ def _configs(args, default=DEFAULT_CONFIGS) -> list:
 
 
 def _checks(args) -> dict:
+    from .cliutil import comma_list
+    cov = getattr(args, "coverage_configs", None)
+    cov = None if cov is None or cov.strip() == "none" else tuple(comma_list(cov))
     return {"layout": not getattr(args, "no_layout", False),
-            "checkpatch": not getattr(args, "no_checkpatch", False)}
+            "checkpatch": not getattr(args, "no_checkpatch", False),
+            "coverage_configs": cov}
 
 
 def cmd_verify(args) -> int:
@@ -597,6 +658,11 @@ def add_commands(sub, common) -> None:
                                 f"{', '.join(BISECT_CHOICES)})")
             p.add_argument("--no-layout", action="store_true",
                            help="do not build struct slab's layout asserts (listed as not run)")
+            p.add_argument("--coverage-configs", default=",".join(COVERAGE_CONFIGS),
+                           help="configs whose patched build (no baseline) is added so that "
+                                "every changed line is compiled by some build "
+                                "(verify/compiled.py; 'none' skips the changed-lines check; "
+                                "default: %(default)s)")
             p.add_argument("--no-checkpatch", action="store_true",
                            help="do not run checkpatch on the patches (listed as not run)")
         p.set_defaults(func=func)

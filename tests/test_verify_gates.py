@@ -4,8 +4,9 @@ themselves are tested on real trees elsewhere (test_checkpatch_real,
 test_layout_real, test_verify_real, test_verify_bisect_*, test_residue,
 test_field_users); here each is replaced by a recorded result so that the
 wiring is tested in < 1 s: a planted checkpatch ERROR, a failed layout
-assert, a new sparse warning, a failing patch and a slab field left after
-the series each fail verify and are named in the summary and the report;
+assert, a new sparse warning, a failing patch, a changed line no build
+compiled, a coverage build that fails and a slab field left after the
+series each fail verify and are named in the summary and the report;
 all passing is a PASS that still prints every figure."""
 import json
 from pathlib import Path
@@ -13,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from slabconv import pipeline
-from verify import bisect, checkpatch as CP, gates, kbuild, layout as LY, sparse
+from verify import bisect, checkpatch as CP, compiled as CL, gates, kbuild, layout as LY, sparse
 from verify import warnings as W
 import verify
 
@@ -111,6 +112,17 @@ def world(tmp_path, monkeypatch):
         return {"files": [{"file": "mm/user.c", "uses": 2, "built_by": ["slub"], "why_not": ""}],
                 "left": ["mm/user.c"] if plant.get("field") else []}
 
+    def compiled_lines_check(ap, results, coverage_configs, out_root, ident):
+        seen["coverage"] = tuple(coverage_configs)
+        f = CL.FileCoverage("mm/slub.c", 3, by={"slub": 2, "kasan": 3 - bool(plant.get("compiled"))})
+        if plant.get("compiled"):
+            f.missed = {2523: "\tif (node != NUMA_NO_NODE && slab_nid(slab) != node)"}
+        failed = {"kasan": "the patched tree does not build: mm/kasan/common.o"} \
+            if plant.get("coverage_build") else {}
+        return CL.Report(["slub", "slab", "kasan"], [f]), failed
+
+    seen = {}
+    monkeypatch.setattr(pipeline, "compiled_lines_check", compiled_lines_check)
     monkeypatch.setattr(verify, "check_build", check_build)
     monkeypatch.setattr(bisect, "check_series", check_series)
     monkeypatch.setattr(pipeline, "field_users_check", field_users_check)
@@ -124,10 +136,12 @@ def world(tmp_path, monkeypatch):
     ap = pipeline.Applied(src=src, tree=tmp_path, baseline_id="0" * 40,
                           patches=[tmp_path / "0001-mm-One.patch", tmp_path / "0002-mm-Two.patch"],
                           touched=["mm/slub.c"])
+    ap.seen = seen
     return ap, plant
 
 
 def run(ap, **kw):
+    kw.setdefault("coverage_configs", ("kasan",))
     return pipeline.verify_applied(ap, ("slub", "slab"), ("slub",), **kw)
 
 
@@ -138,7 +152,9 @@ def test_all_checks_pass_and_every_figure_is_printed(world, capsys):
     summary = out[out.index("==== verify:"):]
     assert r.ok and r.gates.ok and summary.rstrip().splitlines()[-1].startswith("verify: PASS")
     for needle in ("checkpatch ok", "builds ok", "per-patch ok", "field-users ok", "residue ok",
-                   "layout ok",
+                   "layout ok", "compiled-lines ok",
+                   "compiled lines: 3 of 3 changed code lines compiled by a build "
+                   "(slub, slab, kasan), 0 allowed not to be, 0 NOT compiled",
                    "0001 0 error(s), 1 warning(s): W:BAD_SIGN_OFF",        # checkpatch per patch
                    "slub          OK    baseline 42s, patched 42s",       # builds per config
                    "sparse: mm/slub.c 3 -> 3, mm/usercopy.c 0 -> 0",      # sparse per file
@@ -153,6 +169,7 @@ def test_all_checks_pass_and_every_figure_is_printed(world, capsys):
         "file": "mm/slub.c", "baseline": 3, "patched": 3, "new": 0}
     assert [c["name"] for c in rep["layout"]["combos"]] == list(LY.COMBOS)
     assert rep["checkpatch"]["counts"]["warning"] == 2
+    assert rep["compiled_lines"]["ok"] and ap.seen["coverage"] == ("kasan",)
     assert str(r.gates.report) in summary
 
 
@@ -162,6 +179,8 @@ def test_all_checks_pass_and_every_figure_is_printed(world, capsys):
     ({"sparse": "slab"}, "[slab] 1 new sparse warning(s)"),
     ({"bisect": 2}, "patch 2/3 \"mm: Two\" fails in config slub"),
     ({"field": True}, "still used after the series in mm/user.c"),
+    ({"compiled": True}, "1 changed code line(s) compiled by no build"),
+    ({"coverage_build": True}, "[kasan] the patched tree does not build: mm/kasan/common.o"),
 ])
 def test_each_planted_failure_fails_verify_and_is_named(world, capsys, plant, named):
     ap, planted = world
@@ -186,6 +205,7 @@ def test_a_check_not_asked_for_is_listed_as_not_run(world, capsys):
     st = r.gates.status()
     assert st["layout"].startswith("not run") and st["checkpatch"].startswith("not run")
     assert st["per-patch"] == "not run: --bisect-configs none"
+    assert st["compiled-lines"] == "not run: not asked for"
     assert "layout not run" in out and "per-patch builds: --bisect-configs none" in out
 
 

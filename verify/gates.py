@@ -4,9 +4,10 @@ verify runs, on the series applied with git am (slabconv/pipeline.py):
 checkpatch on every patch (verify/checkpatch.py), per configuration the
 baseline and patched kernels (new compiler warnings, sparse before and after
 per file: verify/__init__.py), every patch on its own per bisect
-configuration (verify/bisect.py), the files that used a slab member of
-struct page (verify/field_users.py), the residue gate (verify/residue.py)
-and struct slab's layout asserts on x86_64 and i386 with and without MEMCG
+configuration (verify/bisect.py), the changed lines each build compiled
+(verify/compiled.py), the files that used a slab member of struct page
+(verify/field_users.py), the residue gate (verify/residue.py) and struct
+slab's layout asserts on x86_64 and i386 with and without MEMCG
 (verify/layout.py).  Each check prints its own detailed report as it ends;
 `Gates` holds their results, `summary()` is the one summary printed last
 and `to_dict()` the JSON report (`write()`).  A check that was not run is
@@ -20,7 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-CHECKS = ("checkpatch", "builds", "per-patch", "field-users", "residue", "layout")
+CHECKS = ("checkpatch", "builds", "per-patch", "compiled-lines", "field-users", "residue",
+          "layout")
 
 
 def _fmt(s: float) -> str:
@@ -49,6 +51,7 @@ class Gates:
     patches: int
     builds: list = field(default_factory=list)     # verify.VerifyResult, the primary first
     bisect: Optional[object] = None                # verify.bisect.BisectResult
+    compiled: Optional[object] = None              # verify.compiled.Report
     field_users: Optional[dict] = None
     residue: Optional[object] = None               # verify.residue.ResidueResult
     residue_gated: list = field(default_factory=list)   # NOT allowed uses in gated files
@@ -77,6 +80,8 @@ class Gates:
                 out[name] = st(bool(self.builds) and all(_build_ok(b) for b in self.builds))
             elif name == "per-patch":
                 out[name] = st(self.bisect is not None and self.bisect.ok)
+            elif name == "compiled-lines":
+                out[name] = st(self.compiled is not None and self.compiled.ok)
             elif name == "field-users":
                 out[name] = "nothing to prove (struct page keeps its slab members)" \
                     if self.field_users is None else st(not self.field_users["left"])
@@ -93,6 +98,7 @@ class Gates:
              f"{'PASS' if self.ok else 'FAIL'} ({_fmt(self.seconds)}) ===="]
         L.append("  " + "; ".join(f"{k} {v}" for k, v in self.status().items()))
         L += self._checkpatch_lines() + self._build_lines() + self._bisect_lines()
+        L += self._compiled_lines()
         L += self._field_user_lines() + self._residue_lines() + self._layout_lines()
         if self.problems:
             L.append("problems:")
@@ -160,6 +166,19 @@ class Gates:
                 L.append(f"  {c.config}: first failing patch {f.index}: {f.subject}: {f.problem}")
         return L + bisect.times_table(b)
 
+    def _compiled_lines(self) -> list:
+        c = self.compiled
+        if c is None:
+            return [f"compiled lines: {self.not_run.get('compiled-lines', 'not run')}"]
+        total = sum(f.code for f in c.files)
+        L = [f"compiled lines: {total - c.missed - c.allowed} of {total} changed code lines "
+             f"compiled by a build ({', '.join(c.builds)}), {c.allowed} allowed not to be, "
+             f"{c.missed} NOT compiled"]
+        L += [f"  NOT compiled {f.file}:{n}: {t.strip()}" for f in c.files
+              for n, t in sorted(f.missed.items())][:20]
+        L += [f"  ERROR {e}" for e in c.errors][:5]
+        return L
+
     def _field_user_lines(self) -> list:
         fu = self.field_users
         if "field-users" in self.not_run:
@@ -207,6 +226,7 @@ class Gates:
                 {"file": f, "baseline": n0, "patched": n1, "new": new}
                 for f, n0, n1, new in sparse_per_file(b.sparse)]) for b in self.builds},
             "bisect": d(self.bisect),
+            "compiled_lines": d(self.compiled),
             "field_users": self.field_users,
             "residue": d(self.residue),
             "residue_gated": [f"{c.finding.file}:{c.finding.line} {c.finding.function} "

@@ -53,6 +53,15 @@ CONFIGS = {
     # The boot matrix's 32-bit guest: the slub kernel on i386 (4-byte words,
     # struct slab's i386 layout), booted with qemu-system-i386.
     "slub-i386": ("i386", ["base-x86_64", "arch-i386", "slub"]),
+    # The memory model whose page_to_pfn() and page_to_nid() read the section
+    # and the node from the page flags (the series' pgflags_*() patches): i386
+    # with classic SPARSEMEM and NUMA (configs/sparsemem-numa.config).
+    "sparsemem-i386": ("i386", ["base-x86_64", "arch-i386", "slub", "sparsemem-numa"]),
+    # More sides of the slab code's #ifdefs, for verify's changed-lines
+    # coverage (verify/compiled.py): SLAB without debugging, with KASAN;
+    # SLOB with NUMA, zsmalloc and memory hotplug.
+    "slab-kasan": ("x86_64", ["base-x86_64", "slab-kasan"]),
+    "slob-numa": ("x86_64", ["base-x86_64", "slob", "numa", "mm-users"]),
     # verify/layout.py: struct slab's static_asserts on both word sizes, with
     # and without the memcg word (tinyconfig + SLUB; no boot options needed).
     "layout-x86_64": ("x86_64", ["arch-x86_64", "layout-base", "slub", "memcg"]),
@@ -69,6 +78,8 @@ REQUIRES = {
     "slob": ("SLOB",),
     "slub-tiny": ("SLUB_TINY",),
     "kasan": ("KASAN", "KASAN_GENERIC"),
+    "slab-kasan": ("SLAB", "KASAN", "KASAN_GENERIC"),
+    "slob-numa": ("SLOB",),
 }
 HISTORY = {
     "SLAB": "SLAB was removed in Linux 6.8",
