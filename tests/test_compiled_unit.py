@@ -180,3 +180,24 @@ def test_allowlist_file_loads():
     entries = compiled.load_allowlist()
     assert entries and all(e.reason for e in entries)
     assert any(e.file == "mm/kasan/tags_report.c" for e in entries)
+
+
+def test_a_build_of_other_sources_is_an_error(fake, tmp_path):
+    """The line numbers of a build's own snapshot must be those of the tree
+    the changes were read from: a snapshot whose file differs is an error,
+    not a guess."""
+    tree, o = fake
+    snap = tmp_path / "snap"
+    (snap / "inc").mkdir(parents=True)
+    (snap / "a.c").write_text("/* other */\n" + (tree / "a.c").read_text())
+    (snap / "inc" / "h.h").write_text((tree / "inc" / "h.h").read_text())
+    o2 = snap / "o"
+    o2.mkdir()
+    for n in (".a.o.cmd", ".b.o.cmd"):
+        (o2 / n).write_text((o / n).read_text())
+    (snap / "b.c").write_text((tree / "b.c").read_text())
+    rep = compiled.check(tree, compiled.changed_lines(tree, "HEAD~1", "HEAD"), {"snap": o2},
+                         allow=[])
+    assert not rep.ok
+    assert any("a.c in" in e and "the build is not of this tree" in e for e in rep.errors)
+    assert not any("h.h in" in e for e in rep.errors)      # the same header: checked

@@ -77,6 +77,31 @@ def test_committed_series_applies_builds_and_boots(patched_kernel):
     assert br.seconds < 60, "boot and in-guest tests should take well under a minute under TCG"
 
 
+def test_changed_lines_the_slub_build_does_not_compile_are_named(patched_kernel):
+    """verify/compiled.py on the real series and the slub build alone: most
+    of mm/slub.c's changed lines are compiled, but the NUMA node check and
+    the !CONFIG_SLUB_DEBUG stubs are not (the reason verify builds the
+    coverage configurations), nor is any line of mm/slab.c; software
+    tag-based KASAN (arm64 only) is allowed by verify/compiled.toml."""
+    from verify import compiled
+    vr = patched_kernel
+    ap = pipeline.apply_series(vr.applied.src, COMMITTED)
+    rep = compiled.check(ap.tree, compiled.changed_lines(ap.tree, ap.baseline_id, "HEAD"),
+                         {"slub": vr.patched_out})
+    files = {f.file: f for f in rep.files}
+    assert not rep.errors, rep.errors
+    slub = files["mm/slub.c"]
+    assert slub.by["slub"] > 0.9 * slub.code, rep.summary()
+    missed = [t.strip() for t in slub.missed.values()]
+    assert "if (node != NUMA_NO_NODE && slab_nid(slab) != node)" in missed, missed
+    assert any(t.startswith("static inline void setup_slab_debug(") or
+               t.startswith("void setup_slab_debug(") for t in missed), missed
+    assert files["mm/slab.c"].by["slub"] == 0 and len(files["mm/slab.c"].missed) > 100
+    tags = files["mm/kasan/tags_report.c"]
+    assert tags.allowed and not tags.missed
+    assert not rep.ok and f"NOT COMPILED mm/slub.c:" in rep.summary(1000)
+
+
 def test_every_allocator_builds_and_boots(allocator_kernel):
     """SLAB and SLOB kernels of the patched tree (the patched tree built
     alone: the warning gates of slab and slob are `make verify`'s), booted

@@ -143,7 +143,8 @@ def test_slabconv_verify_names_the_patch_that_does_not_compile(applied, tmp_path
     cp = subprocess.run([sys.executable, "-m", "slabconv", "verify", "--kernel",
                          paths.DEFAULT_KERNEL, "--output", series,
                          "--config", "slub", "--bisect-configs", "slub,slub-nodebug",
-                         "--no-layout", "--no-checkpatch"],      # their own tests plant theirs
+                         "--no-layout", "--no-checkpatch",       # their own tests plant theirs
+                         "--coverage-configs", "none"],
                         cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     out, err = cp.stdout, cp.stderr
     assert cp.returncode == 1, out + err
@@ -156,6 +157,7 @@ def test_slabconv_verify_names_the_patch_that_does_not_compile(applied, tmp_path
     assert "mm/slub.c:" in out and "error: expected ';' before '}' token" in out
     # the one summary and JSON report of all the checks (verify/gates.py)
     assert "per-patch FAIL" in out and "layout not run" in out and "checkpatch not run" in out
+    assert "compiled-lines not run: not asked for" in out
     gates = json.loads((paths.cache_dir("runs") / f"verify-{paths.DEFAULT_KERNEL}.json").read_text())
     assert gates["ok"] is False and gates["status"]["per-patch"] == "FAIL"
     assert any(p.startswith(f'patch {bad}/{n} "{subject}"') for p in gates["problems"])

@@ -360,6 +360,12 @@ def check(tree: Path, changed: dict[str, dict[int, str]], builds: dict[str, Path
             for name, o in builds.items():
                 # the tree the build was made from: O= is <tree>/o
                 root = o.parent if (o.parent / f).is_file() else tree
+                if root != tree and (root / f).read_bytes() != path.read_bytes():
+                    # line numbers would not match: a build of other sources
+                    rep.errors.append(f"{name}: {f} in {root} differs from {path}: "
+                                      f"the build is not of this tree")
+                    fc.by[name] = 0
+                    continue
                 kept: set[int] = set()
                 used = []
                 for obj in objects_for(o, f, objects_per_header, tuple(changed)):
