@@ -344,6 +344,7 @@ def check(tree: Path, changed: dict[str, dict[int, str]], builds: dict[str, Path
     name to the O= directory of a build of the same sources (<tree>/o of
     its own snapshot, or of `tree`).  `allow`: compiled.toml's entries."""
     allow = load_allowlist() if allow is None else allow
+    _INDEX.clear()                  # build directories may have been rebuilt since
     rep = Report(list(builds), [])
     with tempfile.TemporaryDirectory(prefix="slabconv-compiled-") as tmp:
         for f, lines in sorted(changed.items()):
@@ -351,7 +352,8 @@ def check(tree: Path, changed: dict[str, dict[int, str]], builds: dict[str, Path
             if not path.is_file():
                 continue
             text = path.read_text(errors="replace")
-            code = {n: t for n, t in lines.items() if n in code_lines(text)}
+            has_code = code_lines(text)
+            code = {n: t for n, t in lines.items() if n in has_code}
             if not code:
                 continue
             conds = conditional_lines(text)
