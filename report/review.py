@@ -872,8 +872,38 @@ def _html_verify(rv: Review, w) -> None:
             w(f'<tr><td><code>{_e(r.get("file"))}</code></td><td class="n">{_e(r.get("uses"))}'
               f'</td><td>{_e(", ".join(r.get("built_by") or []) or "NOT BUILT: " + str(r.get("why_not")))}</td></tr>')
         w('</table>')
+    _html_compiled(rv, w)
     _html_bisect(rv, w)
     w('</section>')
+
+
+def _html_compiled(rv: Review, w) -> None:
+    """verify's changed-lines coverage (verify/compiled.py)."""
+    f = rv.results.get("compiled-lines")
+    if f is None or f.status != R.THIS or not isinstance(f.data, dict):
+        return
+    d = f.data
+    files = d.get("files") or []
+    total = sum(x.get("changed_code_lines", 0) for x in files)
+    w(f'<h3>Changed lines the builds compiled</h3><p>{_status_html("ok" if d.get("ok") else "FAILED")} '
+      f'{total - d.get("missed", 0) - d.get("allowed", 0)} of {total} changed code lines '
+      f'compiled by at least one of {_e(", ".join(d.get("builds") or []))}; '
+      f'{d.get("allowed", 0)} allowed not to be; {d.get("missed", 0)} NOT compiled.</p>'
+      '<table><tr><th>file</th><th>changed</th><th>compiled by (lines)</th>'
+      '<th>not compiled</th></tr>')
+    for x in files:
+        by = ", ".join(f"{b} {n}" for b, n in (x.get("compiled_by") or {}).items() if n) or "none"
+        miss = x.get("not_compiled") or {}
+        allowed = x.get("allowed") or {}
+        w(f'<tr><td><code>{_e(x.get("file"))}</code></td><td class="n">'
+          f'{x.get("changed_code_lines")}</td><td>{_e(by)}</td><td>'
+          + "".join(f'<div class="fail">{_e(n)}: <code>{_e(t.strip())}</code></div>'
+                    for n, t in miss.items())
+          + (f'<div>{len(allowed)} allowed: {_e(next(iter(allowed.values())))}</div>'
+             if allowed else "") + '</td></tr>')
+    w('</table>')
+    for e in d.get("errors") or []:
+        w(f'<p class="fail">{_e(e)}</p>')
 
 
 def _html_bisect(rv: Review, w) -> None:
@@ -1123,6 +1153,17 @@ def render_text(rv: Review) -> str:
     if fu is not None and fu.status == R.THIS and isinstance(fu.data, dict):
         w(f"field users: {len(fu.data.get('files') or [])} file(s) used a slab member of "
           f"struct page before the series; {len(fu.data.get('left') or [])} still do")
+    cl = rv.results.get("compiled-lines")
+    if cl is not None and cl.status == R.THIS and isinstance(cl.data, dict):
+        d = cl.data
+        total = sum(x.get("changed_code_lines", 0) for x in d.get("files") or [])
+        w(f"compiled lines: {'ok' if d.get('ok') else 'FAILED'}; "
+          f"{total - d.get('missed', 0) - d.get('allowed', 0)} of {total} changed code lines "
+          f"compiled by a build ({', '.join(d.get('builds') or [])}), "
+          f"{d.get('allowed', 0)} allowed not to be, {d.get('missed', 0)} NOT compiled")
+        for x in d.get("files") or []:
+            for n, t in (x.get("not_compiled") or {}).items():
+                w(f"    NOT compiled {x.get('file')}:{n}: {t.strip()}")
     w("")
     w("Per-patch builds:")
     f = rv.results.get("bisect")

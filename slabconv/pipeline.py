@@ -283,6 +283,8 @@ def record_verify(ap: Applied, results, r) -> None:
     if r.field_users is not None:
         recorded.record(ap.src.version, "field-users", stamp, r.field_users)
     g = getattr(r, "gates", None)
+    if getattr(g, "compiled", None) is not None:
+        recorded.record(ap.src.version, "compiled-lines", stamp, g.compiled.to_dict())
     for name in ("layout", "checkpatch"):
         res = getattr(g, name, None)
         if res is not None:

@@ -394,10 +394,17 @@ def test_recorded_results_of_this_series_only(world, tmp_path, monkeypatch):
         "allowed": [{"why": "page allocator"}, {"why": "page allocator"}],
         "not_allowed": [{"file": "mm/a.c", "line": 9, "function": "f", "kind": "local",
                          "text": "page"}], "unused_entries": []})
+    R.record("5.10", "compiled-lines", _stamp(rv), {
+        "ok": False, "builds": ["slub", "slab"], "errors": [], "not_applicable": {},
+        "missed": 1, "allowed": 2,
+        "files": [{"file": "mm/a.c", "changed_code_lines": 10, "compiled_by": {"slub": 7},
+                   "objects": {"slub": "mm/a.o"},
+                   "not_compiled": {"42": "\tif (node != NUMA_NO_NODE)"},
+                   "allowed": {"50": "arm64 only", "51": "arm64 only"}}]})
     rv = _build(world, cache)
     st = {k: v.status for k, v in rv.results.items()}
     assert st == {"verify-slub": R.THIS, "verify-slab": R.NOT_RUN, "boot-slub": R.THIS,
-                  "residue": R.THIS}
+                  "residue": R.THIS, "compiled-lines": R.THIS}
     assert "another series" in rv.results["verify-slab"].note
     rows = {label: s for label, _, s in review._result_rows(rv)}
     assert rows["verify slub"] == "pass" and rows["verify slab"] == "not run"
@@ -409,8 +416,13 @@ def test_recorded_results_of_this_series_only(world, tmp_path, monkeypatch):
     assert "slab: not run (recorded" in text and "for another series" in text
     assert "slub: FAIL; 31 tests: 29 passed, 1 failed, 1 skipped, 0 crashed" in text
     assert "mm/a.c: 3 uses, 2 allowed, 1 NOT allowed" in text
+    assert ("compiled lines: FAILED; 7 of 10 changed code lines compiled by a build "
+            "(slub, slab), 2 allowed not to be, 1 NOT compiled") in text
+    assert "NOT compiled mm/a.c:42: if (node != NUMA_NO_NODE)" in text
     html = review.render_html(rv)
     assert "not ok 3 slab_caches_visible" in html and "KTAP version 1" in html
+    assert "Changed lines the builds compiled" in html and "2 allowed: arm64 only" in html
+    assert "42: <code>if (node != NUMA_NO_NODE)</code>" in html
 
 
 def test_a_changed_patch_file_makes_the_record_another_series(world, tmp_path, monkeypatch):
