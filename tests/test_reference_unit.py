@@ -119,6 +119,28 @@ def test_real_trees(version, have, lack):
     assert set(ok) == have and set(na) == lack
 
 
+# The configurations whose Kconfig dependencies differ between the packaged
+# kernels (version overlays in verify/configs/<version>/) or that only
+# verify's changed-lines coverage builds: each applicable one must resolve
+# with every option it asks for, on every packaged kernel.
+OVERLAID = ("kasan", "mm-users", "sparsemem-i386", "slab-kasan", "slob-numa")
+
+
+@pytest.mark.parametrize("version", ["5.10", "6.1", "6.12"])
+@pytest.mark.network
+@pytest.mark.slow
+def test_overlaid_configs_resolve_on_every_packaged_kernel(version, tmp_path):
+    tree = resolve(version, None).tree
+    ok, na = kconfig.split_applicable(list(OVERLAID), tree)
+    assert set(na) == ({"slab-kasan", "slob-numa"} if version == "6.12" else set())
+    for c in ok:        # raises, naming the options Kconfig dropped, if one does not stick
+        kconfig.configure_named(tree, tmp_path / c, c)
+        cfg = (tmp_path / c / ".config").read_text()
+        if c == "sparsemem-i386":
+            assert "\nCONFIG_NUMA=y\n" in cfg and "\nCONFIG_SPARSEMEM=y\n" in cfg
+            assert "\nCONFIG_SPARSEMEM_VMEMMAP=y\n" not in cfg
+
+
 # ---- where the series is read from ------------------------------------------
 
 def test_series_dir(tmp_path, cache):
