@@ -201,6 +201,8 @@ def verify_applied(ap: Applied, config=DEFAULT_CONFIGS, bisect_configs=DEFAULT_B
     print(r.summary)
     if tree_gates:
         r.field_users = field_users_check(ap, results)
+        if r.field_users is None and not field_users_removed_here(ap):
+            g.field_users_none = "struct page had no slab members before the series"
         r.residue = residue_summary(ap)
         gated = residue_gate(r.residue, upstream_residue(ap))
     else:
@@ -302,6 +304,11 @@ def field_users_check(ap: Applied, results) -> dict | None:
     if field_users.page_keeps_slab_members(ap.tree):
         info("field-users", "struct page keeps its slab members: nothing to prove")
         return None
+    if not field_users.page_keeps_slab_members(ap.src.tree):
+        # 6.1, 6.12: upstream removed them; the series removes nothing
+        info("field-users", f"struct page had no slab members before the series "
+                            f"({ap.src.source_id}): nothing to prove")
+        return None
     cache = paths.cache_dir("runs") / f"field-users-{ap.src.source_id}-{_rule_digest()}.json"
     if cache.is_file():
         before = {f: [field_users.Use(**u) for u in us]
@@ -324,6 +331,13 @@ def field_users_check(ap: Applied, results) -> dict | None:
     print(f"field users: {len(rows)} file(s), {sum(1 for r in rows if r['built_by'])} built, "
           f"{sum(len(v) for v in after.values())} use(s) left")
     return {"files": rows, "left": sorted(after)}
+
+
+def field_users_removed_here(ap: Applied) -> bool:
+    """Whether the baseline's struct page has slab members (the series is
+    the one to remove them)."""
+    from verify import field_users
+    return field_users.page_keeps_slab_members(ap.src.tree)
 
 
 def _rule_digest() -> str:

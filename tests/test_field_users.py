@@ -66,3 +66,23 @@ def test_a_use_left_after_the_members_are_gone_is_found(tmp_path):
     assert not field_users.page_keeps_slab_members(t)
     left = field_users.find(t, field_users.candidates(t))
     assert "mm/user.c" in left
+
+
+def test_nothing_to_prove_on_a_kernel_whose_struct_page_has_no_slab_members(tmp_path, capsys):
+    """6.1, 6.12: upstream removed the members before the series, so the
+    before/after scan (minutes over the whole tree) is not run and the
+    summary says why."""
+    from slabconv import pipeline
+    converted = tmp_path / "base"
+    (converted / "include" / "linux").mkdir(parents=True)
+    (converted / "include" / "linux" / "mm_types.h").write_text(
+        "struct page {\n\tunsigned long flags;\n\tunsigned long private;\n};\n")
+    src = type("Src", (), {"tree": converted, "source_id": "linux-source-6.12_x"})()
+    ap = pipeline.Applied(src=src, tree=converted, baseline_id="0" * 40, patches=[], touched=[])
+    assert pipeline.field_users_check(ap, []) is None
+    assert not pipeline.field_users_removed_here(ap)
+    assert "had no slab members before the series" in capsys.readouterr().err
+    keeps = _tree(tmp_path)          # 5.10-like: the baseline has them
+    ap2 = pipeline.Applied(src=type("Src", (), {"tree": keeps, "source_id": "x"})(), tree=keeps,
+                           baseline_id="0" * 40, patches=[], touched=[])
+    assert pipeline.field_users_removed_here(ap2)
