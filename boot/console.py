@@ -83,7 +83,7 @@ EXPECT_END = re.compile(r"^slabconv-expect: end (\S+)\s*$")
 KASAN_REPORT = re.compile(r"\bBUG: KASAN: (.+?) in ")
 KASAN_CACHE = re.compile(r"\bwhich belongs to the cache (\S+) of size\b")
 KUNIT_SUITE = re.compile(r"^\s+# Subtest: (\S+)\s*$")
-KUNIT_SUITE_END = re.compile(r"^(?:not )?ok \d+ - (\S+)\s*$")
+KUNIT_SUITE_END = re.compile(r"^(?:not )?ok \d+ (?:- )?(\S+)\s*$")   # 6.1+: no "- "
 # KUnit suites whose cases provoke reports on purpose: suite -> report kind.
 PROVOKING_SUITES = {"kasan": "kasan"}
 # A kernel line that landed in the middle of a line user space was writing

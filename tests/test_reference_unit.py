@@ -316,6 +316,10 @@ def test_guest_version_guards():
     cases = src.split("static const struct test_case cases[] = {")[1].split("};")[0]
     assert cases.count("{ \"") == 26            # no case dropped on any kernel
     assert "#if" not in cases                    # the table is the same everywhere
+    iommu = (REPO / "boot" / "guest" / "slabconv_iommu.c").read_text()
+    # 6.1 moved <linux/intel-iommu.h> into drivers/iommu/intel/ (the module
+    # did not build for the 6.1 reference's iommu guest)
+    assert "#if __has_include(<linux/intel-iommu.h>)" in iommu
 
 
 # ---- the residue gate on a kernel converted upstream ----------------------------
@@ -360,3 +364,54 @@ def test_a_configuration_with_boot_variants_is_built_once_and_booted_in_each(fak
     assert modes == ["", "amd", "intel", "intel-strict"]
     s = reference.summary(src, p, boots, 1.0)
     assert s["ok"] and set(s["configs"]) == {"slub", "iommu", "iommu-lazy", "iommu-amd"}
+
+
+def _init_block(start: str, end: str, after: str = "") -> str:
+    init = (REPO / "boot" / "guest" / "init.sh").read_text()
+    i = init.index(start, init.index(after) if after else 0)
+    return init[i:init.index(end, i)]
+
+
+@pytest.mark.parametrize("release, sanity, expect", [
+    ("6.1.0-slabconv", "0", ("", "validates only those", "2 cache(s) without consistency checks")),
+    ("5.10.0-slabconv", "0", ("validate write failed for: a b", "", "")),   # 5.10 validates all
+    ("6.12.0-slabconv", "1", ("validate write failed for: a b", "", "")),   # a debug cache fails
+])
+def test_init_validate_on_kernels_that_validate_debug_caches_only(tmp_path, release, sanity,
+                                                                  expect):
+    """init.sh's validate test (test 2) with a fake /sys/kernel/slab whose
+    writes fail: from 5.17 a cache without consistency checks refuses
+    validate (EINVAL), which is said, not failed; on 5.10, or on a debug
+    cache, a failed write is a failure."""
+    slab = tmp_path / "slab"
+    for c in ("a", "b"):
+        (slab / c / "validate").mkdir(parents=True)       # writing to it fails
+        (slab / c / "sanity_checks").write_text(sanity + "\n")
+    block = _init_block("# ---- 2: SLUB validate", "ERR=$(slab_reports")
+    script = (f'uname() {{ echo "{release}"; }}\nusleep() {{ :; }}\nktap() {{ echo "KTAP $*"; }}\n'
+              + block.replace("/sys/kernel/slab", str(slab))
+              + '\necho "R2=$R2"\necho "S2=$S2"\n')
+    out = subprocess.run(["sh", "-c", script], capture_output=True, text=True).stdout
+    r2 = out.split("R2=")[1].splitlines()[0]
+    s2 = out.split("S2=")[1].splitlines()[0]
+    assert r2 == expect[0]
+    assert (expect[1] in s2) if expect[1] else s2 == ""
+    assert expect[2] in out
+
+
+@pytest.mark.parametrize("result", ["ok 1 - kasan", "ok 1 kasan"])
+def test_init_finds_the_kasan_suite_result_with_or_without_the_dash(result):
+    """5.10's KUnit prints "ok 1 - kasan", 6.1's "ok 1 kasan": init.sh's
+    extraction of the suite (test 8) and the console scan take both."""
+    block = _init_block("dmesg | sed", "if [ ! -s /tmp/kunit.out ]",
+                        after="# ---- 8: the kernel's KASAN KUnit suite")
+    pipeline_sh = block.replace("dmesg |", "cat |").replace("/tmp/kunit.out", "/dev/stdout")
+    dmesg = ("[    3.0]     # Subtest: kasan\n[    3.0]     1..1\n"
+             "[    3.1]     ok 1 kmalloc_oob_right\n"
+             f"[    3.2] # kasan: pass:1 fail:0 skip:0 total:1\n[    3.2] {result}\n")
+    out = subprocess.run(["sh", "-c", pipeline_sh], input=dmesg, capture_output=True,
+                         text=True).stdout
+    assert f"RESULT {result}" in out and "ok 1 kmalloc_oob_right" in out
+    from boot import console
+    text = ("[    3.0] KTAP version 1\n[    3.0] 1..1\n" + dmesg)
+    assert console.scan_text(text) == []

@@ -105,7 +105,13 @@
 #include <linux/version.h>
 #include <linux/vmstat.h>
 #if IS_ENABLED(CONFIG_INTEL_IOMMU)
+#if __has_include(<linux/intel-iommu.h>)
 #include <linux/intel-iommu.h>
+#else
+/* Linux 6.1 moved the header into drivers/iommu/intel/iommu.h; the flag is
+ * still exported (EXPORT_SYMBOL_GPL in drivers/iommu/intel/iommu.c) */
+extern int intel_iommu_enabled;
+#endif
 #endif
 
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
