@@ -320,6 +320,12 @@ def test_guest_version_guards():
     # 6.1 moved <linux/intel-iommu.h> into drivers/iommu/intel/ (the module
     # did not build for the 6.1 reference's iommu guest)
     assert "#if __has_include(<linux/intel-iommu.h>)" in iommu
+    # 6.10: dma-iommu is called directly (dev->dma_iommu), not through
+    # dma_map_ops; 5.15: the lazy DMA domain has its own type (DMA-FQ)
+    assert "KERNEL_VERSION(6, 10, 0) && IS_ENABLED(CONFIG_IOMMU_DMA)" in iommu
+    assert "#ifdef IOMMU_DOMAIN_DMA_FQ" in iommu
+    # 6.2: ksize() no longer hands the caller the bytes past the request
+    assert "LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0) ? n : k[0]" in src
 
 
 # ---- the residue gate on a kernel converted upstream ----------------------------

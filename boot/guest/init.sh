@@ -521,6 +521,9 @@ else
 	# 9.1: DMAR (AMD-Vi) is on, the disk's PCI function is in a
 	# DMA-translated group.
 	F1=""
+	# strict IOTLB invalidation as the kernel announces it: 5.10's Intel
+	# driver, and the IOMMU core's policy line from 5.13
+	STRICT_SAID='DMAR: Disable batched IOTLB flush|TLB invalidation policy: strict mode'
 	T1=dmar_active T4=no_dmar_faults
 	[ "$IOMMU_MODE" = amd ] && T1=amd_vi_active T4=no_io_page_faults
 	DISKDEV=$(readlink -f /sys/block/vda/device 2>/dev/null)   # .../0000:00:0N.0/virtioN
@@ -531,8 +534,9 @@ else
 	if [ "$IOMMU_MODE" = amd ]; then
 		if ! ls /sys/class/iommu 2>/dev/null | grep -q '^ivhd'; then
 			F1="no /sys/class/iommu/ivhd* (AMD-Vi not active)"
-		elif ! dmesg | grep -q 'AMD-Vi: Found IOMMU'; then
-			F1="dmesg lacks 'AMD-Vi: Found IOMMU'"
+		elif ! dmesg | grep -qE 'AMD-Vi: (Found IOMMU|Extended features)'; then
+			# 5.10, 6.1: "Found IOMMU at ..."; 6.12: "Extended features (...)"
+			F1="dmesg lacks 'AMD-Vi: Found IOMMU' and 'AMD-Vi: Extended features'"
 		fi
 	elif ! ls /sys/class/iommu 2>/dev/null | grep -q '^dmar'; then
 		F1="no /sys/class/iommu/dmar* (DMAR not active)"
@@ -545,12 +549,15 @@ else
 		F1="no virtio disk /sys/block/vda"
 	elif [ -z "$GROUP" ] || [ ! -d "$GROUP" ]; then
 		F1="${PCIDEV##*/} (the disk) is in no IOMMU group"
-	elif [ -n "$GTYPE" ] && [ "$GTYPE" != DMA ]; then
-		F1="${PCIDEV##*/}'s IOMMU group ${GROUP##*/} has type $GTYPE, not DMA"
-	elif [ "$IOMMU_MODE" = strict ] && ! dmesg | grep -q 'DMAR: Disable batched IOTLB flush'; then
-		F1="intel_iommu=...,strict but dmesg lacks 'Disable batched IOTLB flush'"
-	elif [ "$IOMMU_MODE" = lazy ] && dmesg | grep -q 'Disable batched IOTLB flush'; then
-		F1="lazy mode expected but the kernel disabled batched IOTLB flushes: $(dmesg | grep 'Disable batched IOTLB flush' | head -n 1)"
+	elif [ -n "$GTYPE" ] && [ "$GTYPE" != DMA ] && [ "$GTYPE" != DMA-FQ ]; then
+		# DMA-FQ: the lazy (flush queue) DMA domain type from 5.15
+		F1="${PCIDEV##*/}'s IOMMU group ${GROUP##*/} has type $GTYPE, not DMA or DMA-FQ"
+	elif [ "$IOMMU_MODE" = strict ] && [ "$GTYPE" = DMA-FQ ]; then
+		F1="intel_iommu=...,strict but ${PCIDEV##*/}'s IOMMU group has the lazy type DMA-FQ"
+	elif [ "$IOMMU_MODE" = strict ] && ! dmesg | grep -qE "$STRICT_SAID"; then
+		F1="intel_iommu=...,strict but dmesg lacks 'Disable batched IOTLB flush' (5.10) and 'TLB invalidation policy: strict mode' (5.13+)"
+	elif [ "$IOMMU_MODE" = lazy ] && dmesg | grep -qE "$STRICT_SAID"; then
+		F1="lazy mode expected but the kernel says strict: $(dmesg | grep -E "$STRICT_SAID" | head -n 1)"
 	fi
 	isub "# disk ${PCIDEV##*/}, iommu group ${GROUP##*/} type ${GTYPE:-?}, $(ls /sys/class/iommu 2>/dev/null | tr '\n' ' ')"
 	if [ -z "$F1" ]; then isub "ok 1 - $T1"; else isub "not ok 1 - $T1 # $F1"; R9="$T1 failed"; fi

@@ -359,6 +359,29 @@ static enum result case_enabled(void)
 #endif
 }
 
+/* The device's DMA goes through the IOMMU: before 6.10 through the
+ * dma-iommu dma_map_ops; from 6.10 ("iommu/dma: Make IOMMU DMA ops direct
+ * calls") dma-iommu is called directly and dev->dma_iommu says so. */
+static bool dma_through_iommu(struct device *d)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 10, 0) && IS_ENABLED(CONFIG_IOMMU_DMA)
+	return d->dma_iommu;
+#else
+	return get_dma_ops(d) != NULL;
+#endif
+}
+
+/* A translated DMA domain: IOMMU_DOMAIN_DMA, or from 5.15 its lazy variant
+ * with a flush queue (IOMMU_DOMAIN_DMA_FQ, "DMA-FQ" in sysfs). */
+static bool dma_domain(const struct iommu_domain *d)
+{
+#ifdef IOMMU_DOMAIN_DMA_FQ
+	if (d->type == IOMMU_DOMAIN_DMA_FQ)
+		return true;
+#endif
+	return d->type == IOMMU_DOMAIN_DMA;
+}
+
 static enum result case_translated(void)
 {
 	pdev = find_disk();
@@ -369,16 +392,16 @@ static enum result case_translated(void)
 	pr_info("# device %s, iommu group %d, domain type %d (DMA %d), %s DMA ops\n", pci_name(pdev),
 		dev->iommu_group ? iommu_group_id(dev->iommu_group) : -1,
 		domain ? (int)domain->type : -1, IOMMU_DOMAIN_DMA,
-		get_dma_ops(dev) ? "IOMMU" : "direct");
+		dma_through_iommu(dev) ? "IOMMU" : "direct");
 	if (!dev->iommu_group)
 		return FAILED("%s is in no IOMMU group", pci_name(pdev));
 	if (!domain)
 		return FAILED("%s has no IOMMU domain", pci_name(pdev));
-	if (domain->type != IOMMU_DOMAIN_DMA)
-		return FAILED("%s's domain has type %u, not DMA (%u): passthrough?",
+	if (!dma_domain(domain))
+		return FAILED("%s's domain has type %u, not DMA (%u) or DMA-FQ: passthrough?",
 			      pci_name(pdev), domain->type, IOMMU_DOMAIN_DMA);
-	if (!get_dma_ops(dev))
-		return FAILED("%s uses direct DMA (no IOMMU DMA ops)", pci_name(pdev));
+	if (!dma_through_iommu(dev))
+		return FAILED("%s uses direct DMA (not through dma-iommu)", pci_name(pdev));
 	return PASS;
 }
 
