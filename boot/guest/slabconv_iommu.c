@@ -166,7 +166,7 @@ static struct device *dev;
 static struct iommu_domain *domain;
 static struct page **pages;
 static struct sg_table *tables;
-static bool *mapped;
+static int *mapped;		/* per mapping: its DMA segments (0: not mapped) */
 static unsigned int tables_per_map;
 static bool lazy;
 static bool amd;
@@ -222,8 +222,25 @@ static int map_one(unsigned int k)
 
 	if (n <= 0)
 		return -ENOMEM;
-	mapped[k] = true;
+	mapped[k] = n;
 	return 0;
+}
+
+/*
+ * The IOVA of each page of mapping k, from its DMA segments (the first
+ * mapped[k] entries of the scatterlist): 5.10's Intel driver gives each
+ * page a segment of its own, dma-iommu (the Intel driver from 5.11, AMD)
+ * merges contiguous IOVA into one.  Returns the pages covered.
+ */
+static unsigned int page_iovas(unsigned int k, dma_addr_t *out)
+{
+	struct scatterlist *sg;
+	unsigned int i, p = 0, off;
+
+	for_each_sg(tables[k].sgl, sg, mapped[k], i)
+		for (off = 0; off < sg_dma_len(sg) && p < npages; off += PAGE_SIZE)
+			out[p++] = sg_dma_address(sg) + off;
+	return p;
 }
 
 static void unmap_one(unsigned int k)
@@ -231,7 +248,7 @@ static void unmap_one(unsigned int k)
 	if (!mapped[k])
 		return;
 	dma_unmap_sg(dev, tables[k].sgl, npages, DMA_BIDIRECTIONAL);
-	mapped[k] = false;
+	mapped[k] = 0;
 }
 
 static void unmap_all(void)
@@ -411,9 +428,8 @@ static dma_addr_t *iovas;	/* per page of mapping 0 */
 static enum result case_built(void)
 {
 	long before, want;
-	unsigned int k, i, bad = 0;
-	struct scatterlist *sg;
-	dma_addr_t first = 0;
+	unsigned int k, i, bad = 0, got;
+	dma_addr_t first = 0, *each;
 
 	if (npages < LEAF_SPAN || npages % LEAF_SPAN)
 		return FAILED("npages %u is not a multiple of %u", npages, LEAF_SPAN);
@@ -436,20 +452,31 @@ static enum result case_built(void)
 	if (map_all())
 		return FAILED("dma_map_sg() of %u pages failed", npages);
 	held_free = free_pages_now();
+	each = kcalloc(npages, sizeof(*each), GFP_KERNEL);
+	if (!each)
+		return FAILED("no memory");
 	for (k = 0; k < maps; k++) {
-		for_each_sg(tables[k].sgl, sg, npages, i) {
-			phys_addr_t phys = iommu_iova_to_phys(domain, sg_dma_address(sg));
+		dma_addr_t *iv = k == 0 ? iovas : each;
 
-			if (k == 0)
-				iovas[i] = sg_dma_address(sg);
+		got = page_iovas(k, iv);
+		if (got != npages) {
+			kfree(each);
+			return FAILED("mapping %u: its %d DMA segments cover %u of %u pages",
+				      k, mapped[k], got, npages);
+		}
+		for (i = 0; i < npages; i++) {
+			phys_addr_t phys = iommu_iova_to_phys(domain, iv[i]);
+
 			if (phys != page_to_phys(pages[i]) && bad++ == 0)
 				pr_info("# mapping %u page %u: IOVA %pad translates to %pa, not %llx\n",
-					k, i, &sg_dma_address(sg), &phys,
+					k, i, &iv[i], &phys,
 					(unsigned long long)page_to_phys(pages[i]));
 		}
 		if (k == 0)
-			first = sg_dma_address(tables[0].sgl);
+			first = iv[0];
 	}
+	kfree(each);
+	pr_info("# mapping 0: %d DMA segment(s) for %u pages\n", mapped[0], npages);
 	want = (long)maps * tables_per_map;
 	pr_info("# %u mappings of %u pages (mapping 0 at IOVA %pad): free pages %ld -> %ld, %ld leaf tables expected\n",
 		maps, npages, &first, before, held_free, want);
