@@ -139,6 +139,7 @@ def test_overlaid_configs_resolve_on_every_packaged_kernel(version, tmp_path):
         if c == "sparsemem-i386":
             assert "\nCONFIG_NUMA=y\n" in cfg and "\nCONFIG_SPARSEMEM=y\n" in cfg
             assert "\nCONFIG_SPARSEMEM_VMEMMAP=y\n" not in cfg
+            assert "\n# CONFIG_SLAB_FREELIST_RANDOM is not set\n" in cfg
 
 
 # ---- where the series is read from ------------------------------------------

@@ -55,8 +55,10 @@ CONFIGS = {
     "slub-i386": ("i386", ["base-x86_64", "arch-i386", "slub"]),
     # The memory model whose page_to_pfn() and page_to_nid() read the section
     # and the node from the page flags (the series' pgflags_*() patches): i386
-    # with classic SPARSEMEM and NUMA (configs/sparsemem-numa.config).
-    "sparsemem-i386": ("i386", ["base-x86_64", "arch-i386", "slub", "sparsemem-numa"]),
+    # with classic SPARSEMEM and NUMA (configs/sparsemem-numa.config); SLUB's
+    # NUMA paths and, the one SLUB build without it, its in-order freelist.
+    "sparsemem-i386": ("i386", ["base-x86_64", "arch-i386", "slub", "sparsemem-numa",
+                                "no-random-freelist"]),
     # More sides of the slab code's #ifdefs, for verify's changed-lines
     # coverage (verify/compiled.py): SLAB without debugging, with KASAN;
     # SLOB with NUMA, zsmalloc and memory hotplug.
