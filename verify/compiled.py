@@ -6,9 +6,9 @@
     print(report.summary())
 
 A build proves a changed line only if the preprocessor kept it: a line in
-an `#ifdef CONFIG_NUMA` block, or in the SPARSEMEM branch of
-<asm-generic/memory_model.h>, compiles in no x86_64 tinyconfig however
-often the kernel is built.  For every file the series changes, one object
+an `#ifdef CONFIG_NUMA` block compiles in no build without NUMA, and
+mm/sparse.c's pgflags_nid() (NODE_NOT_IN_PAGE_FLAGS: 32-bit NUMA) in no
+x86_64 build at all, however often the kernel is built.  For every file the series changes, one object
 of each build that compiled it (the file's own object; for a header, an
 object whose dependency list names it) is preprocessed again with the
 exact command kbuild recorded in its .cmd file, turned into `-E -dD`
