@@ -184,6 +184,7 @@ def verify_applied(ap: Applied, config=DEFAULT_CONFIGS, bisect_configs=DEFAULT_B
         g.not_run["per-patch"] = "--bisect-configs none"
     if coverage_configs is not None:
         g.compiled, failed = compiled_lines_check(ap, results, coverage_configs, out_root, ident)
+        coverage_builds = g.compiled.build_dirs     # the field users' coverage takes them too
         for c, msg in failed.items():             # a coverage build that fails fails the check
             g.compiled.errors.append(f"[{c}] coverage build: {msg}")
             r.ok = False
@@ -198,9 +199,10 @@ def verify_applied(ap: Applied, config=DEFAULT_CONFIGS, bisect_configs=DEFAULT_B
                               f"{g.compiled.errors[0]}")
     else:
         g.not_run["compiled-lines"] = "not asked for"
+        coverage_builds = {}
     print(r.summary)
     if tree_gates:
-        r.field_users = field_users_check(ap, results)
+        r.field_users = field_users_check(ap, results, coverage_builds)
         if r.field_users is None and not field_users_removed_here(ap):
             g.field_users_none = "struct page had no slab members before the series"
         r.residue = residue_summary(ap)
@@ -293,7 +295,7 @@ def record_verify(ap: Applied, results, r) -> None:
             recorded.record(ap.src.version, name, stamp, res.to_dict())
 
 
-def field_users_check(ap: Applied, results) -> dict | None:
+def field_users_check(ap: Applied, results, extra_builds=None) -> dict | None:
     """The files that used a slab member of struct page before the series
     (found by slab_field_users.cocci, cached per source) and the configs
     whose patched build compiled each; and the uses left after the series,
@@ -319,6 +321,8 @@ def field_users_check(ap: Applied, results) -> dict | None:
     cands = sorted(set(field_users.candidates(ap.tree)) | set(before))
     after = field_users.find(ap.tree, [f for f in cands if (ap.tree / f).is_file()])
     builds = {x.config: x.patched_out for x in results if x.patched_out and x.patched and x.patched.ok}
+    for c, o in (extra_builds or {}).items():    # the coverage builds compiled some of them
+        builds.setdefault(c, o)
     rows = field_users.coverage(before, builds)
     print("field users: files that used a slab member of struct page before the series, "
           "and the builds that compiled them after it")

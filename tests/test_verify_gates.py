@@ -108,7 +108,8 @@ def world(tmp_path, monkeypatch):
     def check_series(*a, **kw):
         return _bisect(tmp_path, fail_at=plant.get("bisect"))
 
-    def field_users_check(ap, results):
+    def field_users_check(ap, results, extra_builds=None):
+        seen["field_users_builds"] = dict(extra_builds or {})
         return {"files": [{"file": "mm/user.c", "uses": 2, "built_by": ["slub"], "why_not": ""}],
                 "left": ["mm/user.c"] if plant.get("field") else []}
 
@@ -119,7 +120,9 @@ def world(tmp_path, monkeypatch):
             f.missed = {2523: "\tif (node != NUMA_NO_NODE && slab_nid(slab) != node)"}
         failed = {"kasan": "the patched tree does not build: mm/kasan/common.o"} \
             if plant.get("coverage_build") else {}
-        return CL.Report(["slub", "slab", "kasan"], [f]), failed
+        rep = CL.Report(["slub", "slab", "kasan"], [f])
+        rep.build_dirs = {"kasan": tmp_path / "kasan-o"}
+        return rep, failed
 
     seen = {}
     monkeypatch.setattr(pipeline, "compiled_lines_check", compiled_lines_check)
@@ -170,6 +173,8 @@ def test_all_checks_pass_and_every_figure_is_printed(world, capsys):
     assert [c["name"] for c in rep["layout"]["combos"]] == list(LY.COMBOS)
     assert rep["checkpatch"]["counts"]["warning"] == 2
     assert rep["compiled_lines"]["ok"] and ap.seen["coverage"] == ("kasan",)
+    # the field users' coverage also counts the coverage builds
+    assert set(ap.seen["field_users_builds"]) == {"kasan"}
     assert str(r.gates.report) in summary
 
 

@@ -286,6 +286,7 @@ class Report:
     files: list[FileCoverage]
     errors: list[str] = field(default_factory=list)
     not_applicable: dict[str, str] = field(default_factory=dict)   # config -> why not built
+    build_dirs: dict[str, Path] = field(default_factory=dict, repr=False)   # name -> O= dir
 
     @property
     def missed(self) -> int:
@@ -345,7 +346,7 @@ def check(tree: Path, changed: dict[str, dict[int, str]], builds: dict[str, Path
     its own snapshot, or of `tree`).  `allow`: compiled.toml's entries."""
     allow = load_allowlist() if allow is None else allow
     _INDEX.clear()                  # build directories may have been rebuilt since
-    rep = Report(list(builds), [])
+    rep = Report(list(builds), [], build_dirs=dict(builds))
     with tempfile.TemporaryDirectory(prefix="slabconv-compiled-") as tmp:
         for f, lines in sorted(changed.items()):
             path = tree / f
