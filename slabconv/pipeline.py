@@ -140,7 +140,7 @@ def verify_applied(ap: Applied, config=DEFAULT_CONFIGS, bisect_configs=DEFAULT_B
     tree_gates=False (the field users and the residue): not run, and said so
     (boot builds kernels through here)."""
     import verify
-    from verify import bisect
+    from verify import bisect, field_users
     from verify.gates import Gates
     from regen.worktree import BASE_TAG
     t0 = time.monotonic()
@@ -203,7 +203,7 @@ def verify_applied(ap: Applied, config=DEFAULT_CONFIGS, bisect_configs=DEFAULT_B
     print(r.summary)
     if tree_gates:
         r.field_users = field_users_check(ap, results, coverage_builds)
-        if r.field_users is None and not field_users_removed_here(ap):
+        if r.field_users is None and not field_users.page_keeps_slab_members(ap.src.tree):
             g.field_users_none = "struct page had no slab members before the series"
         r.residue = residue_summary(ap)
         gated = residue_gate(r.residue, upstream_residue(ap))
@@ -237,6 +237,12 @@ def verify_applied(ap: Applied, config=DEFAULT_CONFIGS, bisect_configs=DEFAULT_B
     return r
 
 
+def _patched_builds(results) -> dict:
+    """config -> O= directory of each patched build of `results` that built."""
+    return {x.config: x.patched_out for x in results
+            if x.patched_out is not None and x.patched is not None and x.patched.ok}
+
+
 def compiled_lines_check(ap: Applied, results, coverage_configs, out_root: Path, ident: str):
     """The changed lines each patched build compiled (verify/compiled.py):
     the builds of `results`, and the patched tree built alone in each of
@@ -245,8 +251,7 @@ def compiled_lines_check(ap: Applied, results, coverage_configs, out_root: Path,
     build that failed."""
     import verify
     from verify import compiled, kconfig
-    builds = {x.config: x.patched_out for x in results
-              if x.patched_out is not None and x.patched is not None and x.patched.ok}
+    builds = _patched_builds(results)
     todo, skipped = kconfig.split_applicable([c for c in coverage_configs if c not in builds],
                                              ap.src.tree)
     for c, why in skipped.items():
@@ -320,7 +325,7 @@ def field_users_check(ap: Applied, results, extra_builds=None) -> dict | None:
         cache.write_text(json.dumps({f: [u.__dict__ for u in us] for f, us in before.items()}))
     cands = sorted(set(field_users.candidates(ap.tree)) | set(before))
     after = field_users.find(ap.tree, [f for f in cands if (ap.tree / f).is_file()])
-    builds = {x.config: x.patched_out for x in results if x.patched_out and x.patched and x.patched.ok}
+    builds = _patched_builds(results)
     for c, o in (extra_builds or {}).items():    # the coverage builds compiled some of them
         builds.setdefault(c, o)
     rows = field_users.coverage(before, builds)
@@ -335,13 +340,6 @@ def field_users_check(ap: Applied, results, extra_builds=None) -> dict | None:
     print(f"field users: {len(rows)} file(s), {sum(1 for r in rows if r['built_by'])} built, "
           f"{sum(len(v) for v in after.values())} use(s) left")
     return {"files": rows, "left": sorted(after)}
-
-
-def field_users_removed_here(ap: Applied) -> bool:
-    """Whether the baseline's struct page has slab members (the series is
-    the one to remove them)."""
-    from verify import field_users
-    return field_users.page_keeps_slab_members(ap.src.tree)
 
 
 def _rule_digest() -> str:

@@ -80,9 +80,9 @@ def test_nothing_to_prove_on_a_kernel_whose_struct_page_has_no_slab_members(tmp_
     src = type("Src", (), {"tree": converted, "source_id": "linux-source-6.12_x"})()
     ap = pipeline.Applied(src=src, tree=converted, baseline_id="0" * 40, patches=[], touched=[])
     assert pipeline.field_users_check(ap, []) is None
-    assert not pipeline.field_users_removed_here(ap)
+    assert not field_users.page_keeps_slab_members(ap.src.tree)
     assert "had no slab members before the series" in capsys.readouterr().err
     keeps = _tree(tmp_path)          # 5.10-like: the baseline has them
     ap2 = pipeline.Applied(src=type("Src", (), {"tree": keeps, "source_id": "x"})(), tree=keeps,
                            baseline_id="0" * 40, patches=[], touched=[])
-    assert pipeline.field_users_removed_here(ap2)
+    assert field_users.page_keeps_slab_members(ap2.src.tree)

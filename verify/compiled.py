@@ -338,6 +338,23 @@ class Report:
                           for f in self.files]}
 
 
+def _preprocess(o: Path, obj: str, root: Path, tmp: str, name: str,
+                rep: Report) -> dict[str, set[int]] | None:
+    """Object obj of build dir o preprocessed again: its emitted lines per
+    file (None: it could not be, the error is in rep.errors)."""
+    out = os.path.join(tmp, "out.i")
+    try:
+        cmd = preprocess_command(recorded_command(o, obj), out)
+    except (OSError, SlabconvError) as e:
+        rep.errors.append(f"{name}: {obj}: {e}")
+        return None
+    cp = subprocess.run(cmd, cwd=o, capture_output=True, text=True)
+    if cp.returncode != 0:
+        rep.errors.append(f"{name}: preprocessing {obj} failed: {cp.stderr.strip()[-400:]}")
+        return None
+    return emitted_lines(Path(out).read_text(errors="replace"), root, o)
+
+
 def check(tree: Path, changed: dict[str, dict[int, str]], builds: dict[str, Path],
           *, objects_per_header: int = 3, allow: list[Allowed] | None = None) -> Report:
     """Which changed code lines each build compiled.  `tree` is the tree
@@ -347,6 +364,9 @@ def check(tree: Path, changed: dict[str, dict[int, str]], builds: dict[str, Path
     allow = load_allowlist() if allow is None else allow
     _INDEX.clear()                  # build directories may have been rebuilt since
     rep = Report(list(builds), [], build_dirs=dict(builds))
+    # (build, object) -> its emitted lines per file: a header's object is
+    # often one already preprocessed for another changed file (mm/slub.o)
+    seen: dict[tuple[str, str], dict[str, set[int]] | None] = {}
     with tempfile.TemporaryDirectory(prefix="slabconv-compiled-") as tmp:
         for f, lines in sorted(changed.items()):
             path = tree / f
@@ -372,20 +392,12 @@ def check(tree: Path, changed: dict[str, dict[int, str]], builds: dict[str, Path
                 kept: set[int] = set()
                 used = []
                 for obj in objects_for(o, f, objects_per_header, tuple(changed)):
-                    out = os.path.join(tmp, "out.i")
-                    try:
-                        cmd = preprocess_command(recorded_command(o, obj), out)
-                    except (OSError, SlabconvError) as e:
-                        rep.errors.append(f"{name}: {obj}: {e}")
-                        continue
-                    cp = subprocess.run(cmd, cwd=o, capture_output=True, text=True)
-                    if cp.returncode != 0:
-                        rep.errors.append(f"{name}: preprocessing {obj} failed: "
-                                          f"{cp.stderr.strip()[-400:]}")
+                    if (name, obj) not in seen:
+                        seen[name, obj] = _preprocess(o, obj, root, tmp, name, rep)
+                    if seen[name, obj] is None:
                         continue
                     used.append(obj)
-                    emitted = emitted_lines(Path(out).read_text(errors="replace"),
-                                            root, o).get(f, set())
+                    emitted = seen[name, obj].get(f, set())
                     kept |= compiled_in(set(code), emitted, conds)
                     if kept == set(code):
                         break
