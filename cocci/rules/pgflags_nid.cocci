@@ -6,7 +6,8 @@
 /// does not (NODE_NOT_IN_PAGE_FLAGS), mm/sparse.c looks the section up in
 /// a table.  Both computations depend only on page->flags, so each is moved
 /// into a pgflags_nid(unsigned long pgflags) beside it, page_to_nid() calls
-/// it, and the extern declaration gains a twin.  struct slab (which has a
+/// it, and the declaration gains a twin in the same style (`extern` as
+/// 5.10 and 6.1 write it, or without, as 6.12 does).  struct slab (which has a
 /// flags word but is not a page) can then find its node.
 ///
 /// Assumes pgflags_section() exists (previous entry of the series).
@@ -52,3 +53,9 @@ identifier pg;
 @@
 +extern int pgflags_nid(unsigned long pgflags);
  extern int page_to_nid(const struct page *pg);
+
+@plain_nid depends on patch && !extern_nid@
+identifier pg;
+@@
++int pgflags_nid(unsigned long pgflags);
+ int page_to_nid(const struct page *pg);
