@@ -37,6 +37,8 @@ from pathlib import Path
 
 from slabconv.log import SlabconvError
 
+from . import kbuild
+
 ALLOWLIST = Path(__file__).resolve().parent / "compiled.toml"
 
 _COND = re.compile(r"^\s*#\s*(if|ifdef|ifndef|elif|else|endif)\b")
@@ -203,44 +205,22 @@ def preprocess_command(words: list[str], out: str) -> list[str]:
     return cmd + ["-E", "-dD", "-o", out]
 
 
-_INDEX: dict[Path, dict[str, str]] = {}
-
-
-def _compiles(o: Path) -> dict[str, str]:
-    """Build dir o's C compiles: object -> its .cmd text (dependencies
-    included), read once per build directory."""
-    if o not in _INDEX:
-        found = {}
-        for root, dirs, names in os.walk(o):
-            dirs.sort()
-            for n in sorted(names):
-                if not (n.startswith(".") and n.endswith(".o.cmd")) or n.endswith(".mod.o.cmd"):
-                    continue
-                p = Path(root, n)
-                try:
-                    text = p.read_text(errors="replace")
-                except OSError:
-                    continue
-                if re.search(r"^(?:saved)?cmd_\S+ := .*\s-c\s.*\.c\s*(?:;|$)", text, re.M):
-                    found[str((p.parent / n[1:-4]).relative_to(o))] = text
-        _INDEX[o] = found
-    return _INDEX[o]
-
-
 # Objects whose compile is not the kernel's own (the boot stub, vDSO, real
 # mode code and host programs #undef or override configuration options).
 _ODD = re.compile(r"^(arch/[^/]+/(boot|realmode|entry/vdso|purgatory)/|scripts/|tools/|usr/)")
 
 
-def objects_for(o: Path, f: str, limit: int = 3, prefer: tuple = ()) -> list[str]:
+def objects_for(o: Path, f: str, limit: int = 3, prefer: tuple = (),
+                compiles: dict[str, str] | None = None) -> list[str]:
     """Objects of build dir o that compiled file f: a .c file's own object;
     for a header, up to `limit` objects whose dependency list names it, the
-    objects of `prefer` (the .c files the series changes) first."""
+    objects of `prefer` (the .c files the series changes) first.
+    `compiles`: kbuild.c_compiles(o), when the caller has it already."""
     if f.endswith(".c"):
         obj = f[:-2] + ".o"
         return [obj] if _cmd_file(o, obj).is_file() else []
     pat = re.compile(r"(^|[\s/])%s\b" % re.escape(f), re.M)
-    objs = _compiles(o)
+    objs = kbuild.c_compiles(o) if compiles is None else compiles
     first = [p[:-2] + ".o" for p in prefer if p.endswith(".c")]
     order = [x for x in first if x in objs] + [x for x in objs if x not in first and not _ODD.match(x)]
     return [x for x in order if pat.search(objs[x])][:limit]
@@ -362,7 +342,7 @@ def check(tree: Path, changed: dict[str, dict[int, str]], builds: dict[str, Path
     name to the O= directory of a build of the same sources (<tree>/o of
     its own snapshot, or of `tree`).  `allow`: compiled.toml's entries."""
     allow = load_allowlist() if allow is None else allow
-    _INDEX.clear()                  # build directories may have been rebuilt since
+    compiles: dict[str, dict[str, str]] = {}     # build -> kbuild.c_compiles(), read once here
     rep = Report(list(builds), [], build_dirs=dict(builds))
     # (build, object) -> its emitted lines per file: a header's object is
     # often one already preprocessed for another changed file (mm/slub.o)
@@ -391,7 +371,10 @@ def check(tree: Path, changed: dict[str, dict[int, str]], builds: dict[str, Path
                     continue
                 kept: set[int] = set()
                 used = []
-                for obj in objects_for(o, f, objects_per_header, tuple(changed)):
+                if not f.endswith(".c") and name not in compiles:
+                    compiles[name] = kbuild.c_compiles(o)
+                for obj in objects_for(o, f, objects_per_header, tuple(changed),
+                                       compiles.get(name)):
                     if (name, obj) not in seen:
                         seen[name, obj] = _preprocess(o, obj, root, tmp, name, rep)
                     if seen[name, obj] is None:

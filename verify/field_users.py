@@ -21,7 +21,6 @@ nothing the rule would find.
 """
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 from dataclasses import dataclass
@@ -29,6 +28,8 @@ from pathlib import Path
 
 from slabconv import paths
 from slabconv.log import info
+
+from . import kbuild
 
 RULE = paths.COCCI / "rules" / "slab_field_users.cocci"
 
@@ -101,19 +102,6 @@ def find(tree: Path, files: list[str] | None = None, chunk: int = 64) -> dict[st
     return out
 
 
-def _header_users(build: Path) -> str:
-    """All dependency lists of a build directory, as one text."""
-    chunks = []
-    for root, _, names in os.walk(build):
-        for n in names:
-            if n.endswith(".o.cmd"):
-                try:
-                    chunks.append(Path(root, n).read_text(errors="replace"))
-                except OSError:
-                    pass
-    return "\n".join(chunks)
-
-
 def coverage(users: dict[str, list[Use]] | list[str], builds: dict[str, Path],
              src: Path | None = None) -> list[dict]:
     """Per file: the configs whose build compiled it, or why none did."""
@@ -126,8 +114,8 @@ def coverage(users: dict[str, list[Use]] | list[str], builds: dict[str, Path],
                 if (o / f).with_suffix(".o").is_file():
                     built.append(name)
             else:
-                if name not in deps:
-                    deps[name] = _header_users(o)
+                if name not in deps:        # the dependency lists of its C compiles
+                    deps[name] = "\n".join(kbuild.c_compiles(o).values())
                 if re.search(r"(^|[\s/])%s\b" % re.escape(f), deps[name]):
                     built.append(name)
         row = {"file": f, "uses": len(users[f]) if isinstance(users, dict) else None,

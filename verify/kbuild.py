@@ -264,6 +264,31 @@ def error_excerpt(log_text: str, max_errors: int = 3, context: int = 6) -> str:
     return "\n".join(tail)
 
 
+_C_COMPILE = re.compile(r"^(?:saved)?cmd_\S+ := .*\s-c\s.*\.c\s*(?:;|$)", re.M)
+
+
+def c_compiles(out: Path) -> dict[str, str]:
+    """The C compiles build directory `out` recorded: object (relative to
+    out, e.g. "mm/slub.o") -> the text of its .cmd file (kbuild's command
+    and the dependency list fixdep wrote).  Modules' .mod.o and assembler
+    objects are not C compiles.  Read afresh on each call: a caller that
+    asks often keeps the result while the directory does not change."""
+    found = {}
+    for root, dirs, names in os.walk(out):
+        dirs.sort()
+        for n in sorted(names):
+            if not (n.startswith(".") and n.endswith(".o.cmd")) or n.endswith(".mod.o.cmd"):
+                continue
+            p = Path(root, n)
+            try:
+                text = p.read_text(errors="replace")
+            except OSError:
+                continue
+            if _C_COMPILE.search(text):
+                found[str((p.parent / n[1:-4]).relative_to(out))] = text
+    return found
+
+
 def image_path(out: Path, arch: str) -> Path:
     return Path(out) / "arch" / _ARCH_DIR.get(arch, arch) / "boot" / "bzImage"
 
