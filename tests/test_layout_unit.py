@@ -130,6 +130,22 @@ def test_conditions_else_and_ifndef():
     assert a[0].applies({}) and not a[0].applies({"CONFIG_64BIT": "y"})
 
 
+def test_conditions_elif():
+    """An #elif branch holds when the earlier ones do not and its own
+    condition does (6.12: memcg_data, else the unused obj_exts word)."""
+    text = ("#define SLAB_MATCH(a, b) static_assert(a == b)\n#ifdef CONFIG_MEMCG\n"
+            "SLAB_MATCH(memcg_data, obj_exts);\n#elif defined(CONFIG_SLAB_OBJ_EXT)\n"
+            "SLAB_MATCH(_unused_slab_obj_exts, obj_exts);\n#else\nSLAB_MATCH(p, q);\n"
+            "#endif\n#undef SLAB_MATCH\n")
+    a = layout.find_asserts(text)
+    assert [x.condition for x in a] == [
+        "CONFIG_MEMCG", "!CONFIG_MEMCG && CONFIG_SLAB_OBJ_EXT",
+        "!CONFIG_MEMCG && !CONFIG_SLAB_OBJ_EXT"]
+    memcg, objext, neither = {"CONFIG_MEMCG": "y"}, {"CONFIG_SLAB_OBJ_EXT": "y"}, {}
+    assert [[x.applies(c) for x in a] for c in (memcg, objext, neither)] == [
+        [True, False, False], [False, True, False], [False, False, True]]
+
+
 def test_static_assertion_failures_are_named_by_their_line():
     asserts = layout.find_asserts(MM_TYPES)
     fails, others = layout.parse_failures(ASSERT_LOG, ["/t"], asserts)
@@ -194,6 +210,86 @@ def test_check_refuses_a_tree_without_asserts(tmp_path):
     with pytest.raises(SlabconvError) as e:
         layout.check(tmp_path / "nothing", tmp_path / "out")
     assert e.value.exit_code == 2
+
+
+# Upstream's merged conversion (5.17 on, 6.12 here): struct slab and its
+# asserts are in mm/slab.h, one under a macro of the architecture.
+SLAB_H = """\
+#ifndef MM_SLAB_H
+#define MM_SLAB_H
+struct slab {
+	unsigned long __page_flags;
+	struct kmem_cache *slab_cache;
+	atomic_t __page_refcount;
+#ifdef CONFIG_MEMCG
+	unsigned long obj_exts;
+#endif
+};
+
+#define SLAB_MATCH(pg, sl)						\\
+	static_assert(offsetof(struct page, pg) == offsetof(struct slab, sl))
+SLAB_MATCH(flags, __page_flags);
+SLAB_MATCH(compound_head, slab_cache);	/* Ensure bit 0 is clear */
+SLAB_MATCH(_refcount, __page_refcount);
+#ifdef CONFIG_MEMCG
+SLAB_MATCH(memcg_data, obj_exts);
+#endif
+#undef SLAB_MATCH
+static_assert(sizeof(struct slab) <= sizeof(struct page));
+#if defined(system_has_freelist_aba)
+static_assert(IS_ALIGNED(offsetof(struct slab, freelist), sizeof(freelist_aba_t)));
+#endif
+#endif /* MM_SLAB_H */
+"""
+
+SLAB_H_LOG = """\
+In file included from ../mm/slab_common.c:30:
+../include/linux/build_bug.h:78:41: error: static assertion failed: "offsetof(struct page, flags) == offsetof(struct slab, __page_flags)"
+   78 | #define __static_assert(expr, msg, ...) _Static_assert(expr, msg)
+      |                                         ^~~~~~~~~~~~~~
+../mm/slab.h:13:9: note: in expansion of macro 'static_assert'
+   13 |         static_assert(offsetof(struct page, pg) == offsetof(struct slab, sl))
+      |         ^~~~~~~~~~~~~
+../mm/slab.h:14:1: note: in expansion of macro 'SLAB_MATCH'
+   14 | SLAB_MATCH(flags, __page_flags);
+      | ^~~~~~~~~~
+"""
+
+
+def test_the_asserts_of_upstreams_conversion_are_in_mm_slab_h(tmp_path):
+    """On a kernel converted upstream the check finds the asserts in
+    mm/slab.h, names failures there, and asks the objects to include it;
+    mm_types.h without asserts is not a reason to refuse the tree."""
+    (tmp_path / "include/linux").mkdir(parents=True)
+    (tmp_path / "mm").mkdir()
+    (tmp_path / layout.HEADER).write_text("struct page { unsigned long flags; };\n")
+    (tmp_path / "mm/slab.h").write_text(SLAB_H)
+    header, asserts = layout.find_header(tmp_path)
+    assert header == "mm/slab.h"
+    assert [(a.line, a.text, a.condition) for a in asserts] == [
+        (14, "SLAB_MATCH(flags, __page_flags)", "!MM_SLAB_H"),
+        (15, "SLAB_MATCH(compound_head, slab_cache)", "!MM_SLAB_H"),
+        (16, "SLAB_MATCH(_refcount, __page_refcount)", "!MM_SLAB_H"),
+        (18, "SLAB_MATCH(memcg_data, obj_exts)", "!MM_SLAB_H && CONFIG_MEMCG"),
+        (21, "static_assert(sizeof(struct slab) <= sizeof(struct page))", "!MM_SLAB_H"),
+        (23, "static_assert(IS_ALIGNED(offsetof(struct slab, freelist), "
+             "sizeof(freelist_aba_t)))", "!MM_SLAB_H && system_has_freelist_aba")]
+    fails, others = layout.parse_failures(SLAB_H_LOG, ["/t"], asserts, header)
+    assert [(f.line, f.text, f.sources) for f in fails] == [
+        (14, "SLAB_MATCH(flags, __page_flags)", ["mm/slab_common.c"])]
+    assert "at mm/slab.h:14 (compiling mm/slab_common.c)" in fails[0].describe()
+    assert others == []
+    # the same failure is not claimed for mm_types.h
+    fails, others = layout.parse_failures(SLAB_H_LOG, ["/t"], [], layout.HEADER)
+    assert fails == [] and len(others) == 1
+    o = tmp_path / "o"
+    (o / "mm").mkdir(parents=True)
+    (o / "mm/.slub.o.cmd").write_text("deps_mm/slub.o := \\\n  /t/mm/slab.h \\\n")
+    (o / "mm/.slab_common.o.cmd").write_text("deps := \\\n  /t/include/linux/slab.h \\\n")
+    assert layout._includes_header(o, "mm/slub.o", "mm/slab.h")
+    assert not layout._includes_header(o, "mm/slab_common.o", "mm/slab.h")
+    r = layout.LayoutResult(ok=True, tree=tmp_path, asserts=asserts, combos=[], header=header)
+    assert "in mm/slab.h:14-23" in r.summary() and r.to_dict()["header"] == "mm/slab.h"
 
 
 def test_sync_replaces_only_what_differs_and_keeps_o_dirs(tmp_path):

@@ -123,7 +123,7 @@ def test_real_trees(version, have, lack):
 # kernels (version overlays in verify/configs/<version>/) or that only
 # verify's changed-lines coverage builds: each applicable one must resolve
 # with every option it asks for, on every packaged kernel.
-OVERLAID = ("kasan", "mm-users", "sparsemem-i386", "slab-kasan", "slob-numa")
+OVERLAID = ("kasan", "mm-users", "sparsemem-i386", "slab-kasan", "slob-numa", "layout-x86_64")
 
 
 @pytest.mark.parametrize("version", ["5.10", "6.1", "6.12"])

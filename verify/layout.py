@@ -5,7 +5,9 @@
     r.ok, r.combos[0].status, r.combos[0].failures, r.summary(), r.to_dict()
 
 After the series, include/linux/mm_types.h defines struct slab right after
-struct page, then SLAB_MATCH(page_member, slab_member) static_asserts (the
+struct page (on a kernel converted upstream, 5.17 on, mm/slab.h does, with
+the same kind of asserts: HEADERS, the first with SLAB_MATCH() is checked),
+then SLAB_MATCH(page_member, slab_member) static_asserts (the
 two members sit at the same offset) and static_assert(sizeof(struct slab)
 <= sizeof(struct page)).  They only prove something when they are compiled,
 and the structure differs with the word size (SLUB's partial counters are
@@ -65,6 +67,9 @@ from . import warnings as W
 COMBOS = ("layout-x86_64", "layout-x86_64-nomemcg", "layout-i386", "layout-i386-nomemcg")
 OBJECTS = ("mm/slab_common.o", "mm/slub.o")
 HEADER = "include/linux/mm_types.h"
+# Where struct slab's asserts may be: mm_types.h after this series (as in
+# the 2021 posting), mm/slab.h in upstream's merged conversion (5.17 on).
+HEADERS = (HEADER, "mm/slab.h")
 DIR_NAME = "layout"
 O_PREFIX = "o-"
 
@@ -105,6 +110,14 @@ class Assert:
         return True
 
 
+def _if_condition(arg: str) -> str:
+    """An #if's condition as Assert.condition writes it: CONFIG_X or
+    !CONFIG_X for `[!]defined(X)`, else the expression in parentheses
+    (which applies() takes for false)."""
+    d = re.fullmatch(r"(!?)\s*defined\s*\(?\s*(\w+)\s*\)?", arg)
+    return (d.group(1) + d.group(2)) if d else f"({arg})"
+
+
 def find_asserts(text: str) -> list:
     """The SLAB_MATCH() invocations (between the macro's #define and its
     #undef) and the static_asserts that name struct slab, with the #ifdef
@@ -121,20 +134,22 @@ def find_asserts(text: str) -> list:
         if m:
             kw, arg = m.group("kw"), m.group("arg")
             if kw == "ifdef":
-                stack.append(arg)
+                stack.append([arg])
             elif kw == "ifndef":
-                stack.append("!" + arg)
+                stack.append(["!" + arg])
             elif kw == "if":
-                d = re.fullmatch(r"(!?)\s*defined\s*\(?\s*(\w+)\s*\)?", arg)
-                stack.append((d.group(1) + d.group(2)) if d else f"({arg})")
+                stack.append([_if_condition(arg)])
             elif kw in ("else", "elif") and stack:
-                top = stack.pop()
-                stack.append(top[1:] if top.startswith("!") else "!" + top)
+                # every earlier branch false (the level holds those already
+                # negated, then the branch that ends here), and an #elif's own
+                *prior, last = stack[-1]
+                prior.append(last[1:] if last.startswith("!") else "!" + last)
+                stack[-1] = prior + ([_if_condition(arg)] if kw == "elif" else [])
             elif kw == "endif" and stack:
                 stack.pop()
             i += 1
             continue
-        cond = " && ".join(stack)
+        cond = " && ".join(c for level in stack for c in level)
         m = _DEFINE.match(ln)
         if m:
             body = m.group(3)
@@ -177,13 +192,14 @@ class Failure:
     message: str                # gcc's message: 'static assertion failed: "..."'
     gcc: str = ""               # gcc's error line (paths relative to the tree)
     sources: list = field(default_factory=list)    # the .c files whose compile hit it
+    header: str = HEADER        # the file the asserts are in
 
     def describe(self) -> str:
         src = f" (compiling {', '.join(self.sources)})" if self.sources else ""
-        return f"{self.text} at {HEADER}:{self.line}{src}: error: {self.message}"
+        return f"{self.text} at {self.header}:{self.line}{src}: error: {self.message}"
 
 
-def parse_failures(log_text: str, roots=(), asserts=()) -> tuple:
+def parse_failures(log_text: str, roots=(), asserts=(), header: str = HEADER) -> tuple:
     """(failures, other errors) of a build log: `static assertion failed`
     errors whose macro expansion leads to a line of mm_types.h are
     Failures (matched to `asserts` by line, else by expression); every other
@@ -217,12 +233,12 @@ def parse_failures(log_text: str, roots=(), asserts=()) -> tuple:
             nl = lines[j]
             n = _NOTE.match(nl)
             if n:
-                if W.normalise_path(n.group("file"), roots) == HEADER:
+                if W.normalise_path(n.group("file"), roots) == header:
                     where = (int(n.group("line")), n.group("macro"))
             elif not (_SRC.match(nl) or nl.startswith(" ")):
                 break
             j += 1
-        if where is None and W.normalise_path(m.group("file"), roots) == HEADER:
+        if where is None and W.normalise_path(m.group("file"), roots) == header:
             where = (int(m.group("line")), "")
         a = by_line.get(where[0]) if where else None
         a = a or by_expr.get(expr)
@@ -235,7 +251,7 @@ def parse_failures(log_text: str, roots=(), asserts=()) -> tuple:
             f = fails[key] = Failure(
                 line=key, text=a.text if a else f"line {key}", expr=a.expr if a else expr,
                 message=msg, gcc=f"{W.normalise_path(m.group('file'), roots)}:"
-                                 f"{m.group('line')}: error: {msg}")
+                                 f"{m.group('line')}: error: {msg}", header=header)
         if cur_src and cur_src not in f.sources:
             f.sources.append(cur_src)
         claimed.add(i)
@@ -266,9 +282,10 @@ class ComboResult:
     failures: list = field(default_factory=list)    # Failure
     errors: list = field(default_factory=list)      # other compiler errors (CompilerWarning)
     excerpt: str = ""           # the build's first errors, when none could be parsed
-    not_included: list = field(default_factory=list)  # objects that do not include HEADER
+    not_included: list = field(default_factory=list)  # objects that do not include header
     out: Optional[Path] = None
     log: Optional[Path] = None
+    header: str = HEADER
 
     def line(self) -> str:
         head = (f"  {self.name:<22} {self.arch:<6} {'MEMCG' if self.memcg else 'no MEMCG':<8} "
@@ -286,7 +303,7 @@ class ComboResult:
         if not self.failures and not self.errors and self.excerpt:
             L.extend("      " + x for x in self.excerpt.splitlines()[:12])
         for o in self.not_included:
-            L.append(f"      {o} does not include {HEADER}: its asserts were not compiled")
+            L.append(f"      {o} does not include {self.header}: its asserts were not compiled")
         if self.log:
             L.append(f"      (log: {self.log})")
         return "\n".join(L)
@@ -313,6 +330,7 @@ class LayoutResult:
     seconds: float = 0.0
     changed: Optional[list] = None    # files the snapshot took from the tree (None: new)
     report: Optional[Path] = None
+    header: str = HEADER        # the file the asserts are in (HEADERS)
 
     @property
     def problems(self) -> list:
@@ -321,8 +339,8 @@ class LayoutResult:
                 for c in self.combos if not c.ok]
 
     def summary(self) -> str:
-        span = (f"{HEADER}:{self.asserts[0].line}-{self.asserts[-1].line}"
-                if self.asserts else HEADER)
+        span = (f"{self.header}:{self.asserts[0].line}-{self.asserts[-1].line}"
+                if self.asserts else self.header)
         n_match = sum(a.text.startswith("SLAB_MATCH") for a in self.asserts)
         L = [f"layout: {n_match} SLAB_MATCH() asserts and {len(self.asserts) - n_match} "
              f"other struct slab assert(s) in {span}; objects {', '.join(self.objects)}"]
@@ -332,7 +350,7 @@ class LayoutResult:
         return "\n".join(L)
 
     def to_dict(self) -> dict:
-        return {"ok": self.ok, "tree": str(self.tree), "header": HEADER,
+        return {"ok": self.ok, "tree": str(self.tree), "header": self.header,
                 "objects": list(self.objects), "seconds": round(self.seconds, 1),
                 "asserts": [asdict(a) for a in self.asserts],
                 "changed": self.changed, "problems": self.problems,
@@ -448,15 +466,17 @@ def _log_changes(snap: Path, done: list) -> None:
                            if done else ""))
 
 
-def _includes_header(out: Path, obj: str) -> bool:
+def _includes_header(out: Path, obj: str, header: str = HEADER) -> bool:
     cmd = out / Path(obj).parent / f".{Path(obj).name}.cmd"
     try:
-        return HEADER in cmd.read_text(errors="replace")
+        return re.search(r"(^|[\s/])%s\b" % re.escape(header),
+                         cmd.read_text(errors="replace"), re.M) is not None
     except OSError:
         return False
 
 
-def check_combo(snap: Path, combo: str, objects=OBJECTS, asserts=(), jobs: int = 2) -> ComboResult:
+def check_combo(snap: Path, combo: str, objects=OBJECTS, asserts=(), jobs: int = 2,
+                header: str = HEADER) -> ComboResult:
     """Configure and build `objects` of the snapshot in O=snap/o-<combo>."""
     arch = kconfig.config_arch(combo)
     out = snap / f"{O_PREFIX}{combo}"
@@ -469,19 +489,31 @@ def check_combo(snap: Path, combo: str, objects=OBJECTS, asserts=(), jobs: int =
                      label=combo, keep_going=True)
     roots = [str(snap), str(out), os.path.realpath(snap), os.path.realpath(out)]
     res = ComboResult(name=combo, arch=arch, memcg=memcg, ok=b.ok, status="ok",
-                      compiled=b.compiled, asserts=mine, out=out, log=b.log)
+                      compiled=b.compiled, asserts=mine, out=out, log=b.log, header=header)
     if not b.ok:
         text = b.log.read_text(errors="replace")
-        res.failures, res.errors = parse_failures(text, roots, asserts)
+        res.failures, res.errors = parse_failures(text, roots, asserts, header)
         res.status = "assert failed" if res.failures else "build failed"
         if not res.failures and not res.errors:
             res.excerpt = b.error_excerpt
     else:
-        res.not_included = [o for o in objects if not _includes_header(out, o)]
+        res.not_included = [o for o in objects if not _includes_header(out, o, header)]
         if res.not_included:
             res.ok, res.status = False, "asserts not compiled"
     res.seconds = time.monotonic() - t0
     return res
+
+
+def find_header(tree: Path) -> tuple:
+    """(the first of HEADERS that has SLAB_MATCH() asserts, its struct
+    slab asserts), or (None, []) when none has."""
+    for h in HEADERS:
+        p = tree / h
+        if p.is_file():
+            asserts = find_asserts(p.read_text(errors="replace"))
+            if any(a.text.startswith("SLAB_MATCH") for a in asserts):
+                return h, asserts
+    return None, []
 
 
 def check(tree, out_root, combos=COMBOS, objects=OBJECTS, *, jobs: int = 2,
@@ -495,23 +527,22 @@ def check(tree, out_root, combos=COMBOS, objects=OBJECTS, *, jobs: int = 2,
     t0 = time.monotonic()
     tree = Path(tree).resolve()
     out_root = Path(out_root).resolve()
-    header = tree / HEADER
-    if not (tree / "Makefile").is_file() or not header.is_file():
+    if not (tree / "Makefile").is_file() or not (tree / HEADER).is_file():
         raise SlabconvError(f"{tree} is not a kernel source tree (no {HEADER})", exit_code=2)
-    asserts = find_asserts(header.read_text(errors="replace"))
-    if not any(a.text.startswith("SLAB_MATCH") for a in asserts):
-        raise SlabconvError(f"{header} has no SLAB_MATCH() asserts: is the series "
-                            "(struct slab) applied?", exit_code=2)
+    header, asserts = find_header(tree)
+    if header is None:
+        raise SlabconvError(f"{tree}: none of {', '.join(HEADERS)} has SLAB_MATCH() asserts: "
+                            "is the series (struct slab) applied?", exit_code=2)
     for c in combos:
         kconfig.config_arch(c)                     # unknown name: exit 2 before building
     work = out_root / DIR_NAME
     work.mkdir(parents=True, exist_ok=True)
     with config_lock(out_root, DIR_NAME):
         snap, changed = prepare_tree(tree, work, base, changed)
-        results = [check_combo(snap, c, objects, asserts, jobs) for c in combos]
+        results = [check_combo(snap, c, objects, asserts, jobs, header) for c in combos]
     r = LayoutResult(ok=all(c.ok for c in results), tree=tree, asserts=asserts,
                      combos=results, objects=tuple(objects), changed=changed,
-                     seconds=time.monotonic() - t0)
+                     seconds=time.monotonic() - t0, header=header)
     if report:
         r.report = work / "report.json"
         r.report.write_text(json.dumps(r.to_dict(), indent=1) + "\n")
