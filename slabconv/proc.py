@@ -11,7 +11,7 @@ def require_tool(name: str, package: str) -> str:
     if not path:
         raise SlabconvError(
             f"'{name}' not found; install the Debian package '{package}' "
-            f"(scripts/setup.sh installs everything)", exit_code=3)
+            f"(scripts/install-deps.sh installs everything)", exit_code=3)
     return path
 
 
