@@ -55,6 +55,22 @@ def test_coverage_names_the_build_or_why_not(tmp_path):
     assert rows["mm/user.c"]["built_by"] == ["slub"]
     assert rows["arch/powerpc/mm/pp.c"]["built_by"] == []
     assert "powerpc" in rows["arch/powerpc/mm/pp.c"]["why_not"]
+    assert rows["mm/user.c"].get("why_not") is None
+
+
+def test_a_file_no_x86_build_reaches_gets_compiled_tomls_reason(tmp_path):
+    """mm/kasan/tags_report.c (software tag-based KASAN, arm64 only): the
+    reason is verify/compiled.toml's, not a bare 'not built'."""
+    from verify.compiled import Allowed, load_allowlist
+    rows = field_users.coverage(["mm/kasan/tags_report.c", "mm/other.c"], {"slub": tmp_path})
+    assert "arm64" in rows[0]["why_not"]
+    assert rows[0]["why_not"] == next(a.reason for a in load_allowlist()
+                                      if a.file == "mm/kasan/tags_report.c")
+    assert rows[1]["why_not"].startswith("no configured build")
+    # a match-limited entry is about some lines, not the whole file
+    rows = field_users.coverage(["mm/other.c"], {"slub": tmp_path},
+                                allow=[Allowed("mm/other.c", "foo", "some lines")])
+    assert rows[0]["why_not"].startswith("no configured build")
 
 
 def test_a_use_left_after_the_members_are_gone_is_found(tmp_path):

@@ -103,8 +103,15 @@ def find(tree: Path, files: list[str] | None = None, chunk: int = 64) -> dict[st
 
 
 def coverage(users: dict[str, list[Use]] | list[str], builds: dict[str, Path],
-             src: Path | None = None) -> list[dict]:
-    """Per file: the configs whose build compiled it, or why none did."""
+             src: Path | None = None, allow=None) -> list[dict]:
+    """Per file: the configs whose build compiled it, or why none did: the
+    reason verify/compiled.toml gives for the whole file (`allow`, default
+    that list: no x86 build can reach it), else the architecture, else that
+    no configured build compiles it."""
+    if allow is None:
+        from .compiled import load_allowlist
+        allow = load_allowlist()
+    whole = {a.file: a.reason for a in allow if a.match is None}
     deps = {}
     rows = []
     for f in sorted(users):
@@ -121,7 +128,9 @@ def coverage(users: dict[str, list[Use]] | list[str], builds: dict[str, Path],
         row = {"file": f, "uses": len(users[f]) if isinstance(users, dict) else None,
                "built_by": built}
         if not built:
-            if f.startswith("arch/") and not f.startswith("arch/x86/"):
+            if f in whole:
+                row["why_not"] = whole[f]
+            elif f.startswith("arch/") and not f.startswith("arch/x86/"):
                 row["why_not"] = f"{f.split('/')[1]} code: the builds are x86 (x86_64 and i386)"
             else:
                 row["why_not"] = "no configured build compiles it (verify/configs)"
