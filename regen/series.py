@@ -136,6 +136,40 @@ def _ready(batch: list[manifest.Step], tree: Path) -> int:
     return len(batch)
 
 
+def _batch_rule(series: manifest.Series, batch: list[manifest.Step], tree: Path,
+                scratch: Path) -> tuple[Path, dict[str, str]]:
+    """The SmPL file and -D values of a batch's spatch run, as they are on
+    `tree` now."""
+    first = batch[0]
+    if len(batch) == 1:
+        rule = series.root / first.path
+        if first.chain:
+            rule = spatch.compose([series.root / r for r in first.rules], scratch)
+        return rule, _defines(first, tree)
+    return spatch.compose_instances(
+        [([series.root / r for r in st.rules], _defines(st, tree), not st.convert) for st in batch],
+        scratch)
+
+
+def prestart_entry(series: manifest.Series, entry: manifest.Entry, wt: WorkTree) -> bool:
+    """Start the first spatch run of `entry` warm (regen/warmstart.py), as
+    it would be made on the work tree as it is now.  The entries before it
+    may change what it will be (a parameter's position): apply_rule uses
+    the process only if its command is the one it makes."""
+    if entry.skip or not entry.steps:
+        return False
+    batch = batches(entry.steps)[0]
+    batch = batch[:_ready(batch, wt.path)]
+    if batch[0].kind != "rule":
+        return False
+    try:
+        rule, defines = _batch_rule(series, batch, wt.path, wt.scratch)
+    except SlabconvError:
+        return False
+    return spatch.prestart(rule, wt.path, batch[0].files, defines=defines,
+                           options=batch[0].options)
+
+
 def _run_batch(series: manifest.Series, batch: list[manifest.Step], wt: WorkTree,
                what: str) -> set[int]:
     """Apply one batch; return the indexes of the steps that matched (all
@@ -150,18 +184,11 @@ def _run_batch(series: manifest.Series, batch: list[manifest.Step], wt: WorkTree
                     if new != old:
                         (tree / f).write_text(new)
     first = batch[0]
-    if len(batch) == 1:
-        rule = series.root / first.path
-        if first.chain:
-            rule = spatch.compose([series.root / r for r in first.rules], wt.scratch)
-        spatch.apply_rule(rule, tree, first.files, defines=_defines(first, tree),
-                          options=first.options, what=what)
-        return {0}
-    rule, defines = spatch.compose_instances(
-        [([series.root / r for r in st.rules], _defines(st, tree), not st.convert) for st in batch],
-        wt.scratch)
+    rule, defines = _batch_rule(series, batch, tree, wt.scratch)
     out = spatch.apply_rule(rule, tree, first.files, defines=defines,
                             options=first.options, what=what)
+    if len(batch) == 1:
+        return {0}
     matched = spatch.hits(out)
     srcs = [(tree / f).read_text(errors="replace") for f in first.files if (tree / f).is_file()]
     for i, st in enumerate(batch):
@@ -382,6 +409,11 @@ def regenerate(tree: Path, source_id: str, *, version: str, output: Path | None,
                 continue
             ahead.launch(i - 1)
             done = ahead.take(i - 1)
+            if not converted_at:
+                nxt = next((e for j, e in enumerate(series.entries[i:last + 1], i)
+                            if not e.skip and j not in ahead.jobs), None)
+                if nxt is not None:     # the next run on this thread starts while this one works
+                    prestart_entry(series, nxt, wt)
             info("regen", f"[{i}/{total}] {entry.subject}{' (applied ahead)' if done else ''}")
             if converted_at:
                 v = _on_converted_kernel(series, entry, wt)
@@ -411,6 +443,7 @@ def regenerate(tree: Path, source_id: str, *, version: str, output: Path | None,
                                        files))
         failed = False
     finally:
+        spatch.warmstart.POOL.discard(wt.path)
         ahead.close()
         try:
             ids = committer.close()     # the entries before a failed one stay committed

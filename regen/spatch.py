@@ -14,6 +14,8 @@ from pathlib import Path
 from slabconv.log import SlabconvError
 from slabconv.proc import require_tool
 
+from . import warmstart
+
 # spatch reports problems in several shapes; keep the ones that name a place.
 _ERR_PATTERNS = [
     re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), column (?P<col>\d+)'),
@@ -99,25 +101,61 @@ PEAK = {"rss_kb": 0, "rule": ""}
 _PEAK_LOCK = threading.Lock()
 
 
+def _wait(p: subprocess.Popen, rule: Path) -> int:
+    """Wait for a spatch process; return its exit code and note its peak
+    memory (wait4's rusage: the run and the workers of -j)."""
+    try:
+        _, status, ru = os.wait4(p.pid, 0)
+    except BaseException:
+        p.kill()
+        p.wait()
+        raise
+    p.returncode = os.waitstatus_to_exitcode(status)
+    with _PEAK_LOCK:
+        if ru.ru_maxrss > PEAK["rss_kb"]:
+            PEAK.update(rss_kb=ru.ru_maxrss, rule=rule.name)
+    return p.returncode
+
+
 def _run(cmd: list[str], cwd: Path, rule: Path) -> tuple[int, str, str]:
-    """Run spatch; return its exit code, stdout and stderr, and note its
-    peak memory (wait4's rusage: the run and the workers of -j)."""
+    """Run spatch; return its exit code, stdout and stderr."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         p = subprocess.Popen(cmd, cwd=cwd, stdout=out, stderr=err, stdin=subprocess.DEVNULL)
-        try:
-            _, status, ru = os.wait4(p.pid, 0)
-        except BaseException:
-            p.kill()
-            p.wait()
-            raise
-        p.returncode = os.waitstatus_to_exitcode(status)
-        with _PEAK_LOCK:
-            if ru.ru_maxrss > PEAK["rss_kb"]:
-                PEAK.update(rss_kb=ru.ru_maxrss, rule=rule.name)
+        rc = _wait(p, rule)
         out.seek(0)
         err.seek(0)
-        return (p.returncode, out.read().decode(errors="replace"),
-                err.read().decode(errors="replace"))
+        return rc, out.read().decode(errors="replace"), err.read().decode(errors="replace")
+
+
+def _failed(rc: int, output: str) -> bool:
+    return rc != 0 or re.search(r"(parse error|Fatal error|EXN|exception)", output) is not None
+
+
+def _apply_command(rule: Path, tree: Path, files: list[str], defines, options, what) -> list[str]:
+    mode = ["--in-place", "--no-show-diff", "-D", "patch"]
+    if len(files) > 1 and JOBS > 1:     # a patch rule treats each file on its own: one process each
+        mode += ["-j", str(JOBS), "--chunksize", "1"]
+    return _command(rule, tree, files, mode, defines, options, what)
+
+
+# Whether the last apply_rule on a tree (by its path) was answered from the cache.
+_LAST_HIT: dict[str, bool] = {}
+
+
+def prestart(rule: Path, tree: Path, files: list[str], *, defines: dict[str, str] | None = None,
+             options: list[str] | None = None) -> bool:
+    """Start the spatch run that apply_rule(rule, tree, files, ...) will
+    make, before its input is final (a warm start, regen/warmstart.py):
+    apply_rule uses it if its command is the same then.  Not where results
+    come from the cache (the last run on `tree` was a hit).  Returns whether
+    a process is waiting."""
+    if _LAST_HIT.get(str(tree)):
+        return False
+    try:
+        cmd = _apply_command(rule, tree, files, defines, options, "warm start")
+    except SlabconvError:
+        return False
+    return warmstart.POOL.start(cmd, tree, files, tree.parent / "warm")
 
 
 def apply_rule(rule: Path, tree: Path, files: list[str], *, defines: dict[str, str] | None = None,
@@ -131,25 +169,36 @@ def apply_rule(rule: Path, tree: Path, files: list[str], *, defines: dict[str, s
     the spatch version and the content of every input file, so a hit is what
     spatch would produce again (only successful runs are kept).
     """
-    mode = ["--in-place", "--no-show-diff", "-D", "patch"]
-    if len(files) > 1 and JOBS > 1:     # a patch rule treats each file on its own: one process each
-        mode += ["-j", str(JOBS), "--chunksize", "1"]
-    cmd = _command(rule, tree, files, mode, defines, options, what)
+    cmd = _apply_command(rule, tree, files, defines, options, what)
     cache = _cache_dir()
     hit = None
     if cache is not None:
         key = _cache_key(rule, tree, files, defines, options)
         hit = cache / key[:2] / key
         if (hit / "done").is_file():
+            _LAST_HIT[str(tree)] = True
+            warmstart.POOL.discard(tree)
             for i, f in enumerate(files):
                 data = (hit / str(i)).read_bytes()
                 if (tree / f).read_bytes() != data:
                     (tree / f).write_bytes(data)
             return (hit / "done").read_text()
-    rc, stdout, stderr = _run(cmd, tree, rule)
+    _LAST_HIT[str(tree)] = False
+    result = None
+    warm = warmstart.POOL.take(cmd, tree, files)
+    if warm is not None:
+        result = warm.run((tree / files[0]).read_bytes(), lambda p: _wait(p, rule))
+        if result is not None and _failed(result[0], result[1] + result[2]):
+            result = None           # a failure is reported from an ordinary run
+        warmstart.count("used" if result is not None else "fallback")
+    if result is not None:
+        rc, stdout, stderr, data = result
+        if (tree / files[0]).read_bytes() != data:
+            (tree / files[0]).write_bytes(data)
+    else:
+        rc, stdout, stderr = _run(cmd, tree, rule)
     out = stdout + stderr
-    bad = rc != 0 or re.search(r"(parse error|Fatal error|EXN|exception)", out)
-    if bad:
+    if _failed(rc, out):
         places = error_places(out)
         where = f" at {', '.join(places)}" if places else ""
         raise SlabconvError(f"{what}: spatch failed on {rule.name}{where}:\n{out.strip()}")

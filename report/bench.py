@@ -71,7 +71,10 @@ def cmd_bench(args) -> int:
     figures["calibration_seconds"] = round((time.monotonic() - t0) / 3, 3)
     warm.worktree.git("checkout", "-q", "-f", "HEAD", "--", "mm/slub.c")
     # every spatch run for real (as on a new kernel or a changed tree) ...
+    from regen import warmstart
+    before = dict(warmstart.STATS)
     cold = [_regen_once(src, spatch_cache=False) for _ in range(2)]
+    figures["warm_starts"] = {k: warmstart.STATS[k] - before[k] for k in before}
     best = min(cold, key=lambda r: r.seconds)
     figures["regen_seconds"] = [round(r.seconds, 2) for r in cold]
     figures["regen_entries"] = {e.subject: round(e.seconds, 2) for e in best.entries}
@@ -113,6 +116,9 @@ def cmd_bench(args) -> int:
     print(f"  calibration: one spatch run over mm/slub.c takes {cal}s on this machine now"
           + (f" (the cold figure is about {min(figures['regen_seconds']) / cal:.0f} of those)"
              if cal > 0 else ""))
+    ws = figures["warm_starts"]
+    print(f"  warm starts (regen/warmstart.py) in those runs: {ws['used']} used, "
+          f"{ws['discarded']} not used, {ws['fallback']} fell back to an ordinary run")
     print(f"  regeneration with spatch results cached: {figures['regen_cached_seconds']:.2f}s")
     print(f"  spatch peak memory: {figures['spatch_peak_rss_mb']} MB (max RSS of one run, "
           f"{figures['spatch_peak_rule']})")

@@ -893,3 +893,23 @@ def test_a_failed_import_is_reported_with_gits_message(tmp_path):
     with pytest.raises(SlabconvError) as e:
         imp.close()
     assert "fast-import" in str(e.value) and "nonsense" in str(e.value)
+
+
+def test_the_next_entrys_spatch_run_starts_warm_with_the_same_series(tree, tmp_path, cache,
+                                                                    monkeypatch):
+    from regen import warmstart
+    monkeypatch.setenv("SLABCONV_SPATCH_CACHE", "0")
+    monkeypatch.setattr(series, "LOOKAHEAD", False)
+    (tree / "mm" / "slub.c").chmod(0o644)
+    (tree / "mm" / "slub.c").write_text(SLABS)
+    m = write_manifest(tmp_path / "c", _conversions("use_a", "use_b", entries=True))
+    monkeypatch.setattr(warmstart, "ENABLED", False)
+    cold = regen(tree, m, tmp_path, "cold")
+    monkeypatch.setattr(warmstart, "ENABLED", True)
+    before = dict(warmstart.STATS)
+    warm = regen(tree, m, tmp_path, "warm")
+    assert warmstart.STATS["used"] - before["used"] >= 1, "the second entry's run was warm"
+    assert warmstart.STATS["fallback"] == before["fallback"]
+    assert [p.read_bytes() for p in warm.patches] == [p.read_bytes() for p in cold.patches]
+    assert not (warm.worktree.path.parent / "warm").exists() or \
+        not list((warm.worktree.path.parent / "warm").iterdir())
