@@ -187,14 +187,15 @@ def apply_rule(rule: Path, tree: Path, files: list[str], *, defines: dict[str, s
     result = None
     warm = warmstart.POOL.take(cmd, tree, files)
     if warm is not None:
-        result = warm.run((tree / files[0]).read_bytes(), lambda p: _wait(p, rule))
+        result = warm.run([(tree / f).read_bytes() for f in files], lambda p: _wait(p, rule))
         if result is not None and _failed(result[0], result[1] + result[2]):
             result = None           # a failure is reported from an ordinary run
         warmstart.count("used" if result is not None else "fallback")
     if result is not None:
-        rc, stdout, stderr, data = result
-        if (tree / files[0]).read_bytes() != data:
-            (tree / files[0]).write_bytes(data)
+        rc, stdout, stderr, datas = result
+        for f, data in zip(files, datas):
+            if (tree / f).read_bytes() != data:
+                (tree / f).write_bytes(data)
     else:
         rc, stdout, stderr = _run(cmd, tree, rule)
     out = stdout + stderr

@@ -1,28 +1,28 @@
-"""A spatch run started before its input file exists (a warm start).
+"""Spatch runs started before their input files exist (warm starts).
 
 The series is a chain of spatch runs over mm/slub.c, each reading what the
-one before it wrote.  Before a run touches its C file, spatch starts,
+one before it wrote.  Before a run touches its C files, spatch starts,
 parses the SmPL and the isomorphisms and, for a rule with a Python script,
 starts Python: 0.15 s of a 0.65 s run, 0.35 s of a 0.9 s one, none of it
-dependent on the file.  So the driver starts the next run while the
+dependent on the files.  So the driver starts the next run while the
 current one works:
 
 - the process runs in a directory of its own, with a named pipe in place
-  of the file (and symbolic links to the files it includes with
-  #include "...", which spatch looks up beside it): spatch stats its files
-  when it starts (a pipe exists) and blocks when it opens it;
+  of each of its files (and symbolic links to the files they include with
+  #include "...", which spatch looks up beside them): spatch stats its
+  files when it starts (a pipe exists) and blocks when it opens one;
 - when the run's turn comes and its command line is the one the driver
-  would run (the same rule, -D values and options: a parameter's position
-  is read off the tree, so an earlier step can change it), the file's
-  content is put in the directory in place of the pipe and written into
-  the pipe; spatch reads it, works and writes its result (--in-place) to
-  the file in its directory, which is copied back into the tree;
+  would run (the same rule, -D values, options and files: a parameter's
+  position is read off the tree, so an earlier step can change it), each
+  file's content is put in the directory in place of its pipe and written
+  into the pipe; spatch reads it, works and writes its results (--in-place)
+  to the files in its directory, which are copied back into the tree;
 - otherwise the process is killed.
 
 A warm start never decides a result: if the process has gone before it
-opened the pipe, the pipe breaks, the process fails or anything else is
-not as expected, the run is made again the ordinary way, and that run's
-result (or error) is the one used.  SLABCONV_WARM_START=0 turns it off.
+opened every pipe, it times out, the process fails or anything else is not
+as expected, the run is made again the ordinary way, and that run's result
+(or error) is the one used.  SLABCONV_WARM_START=0 turns warm starts off.
 """
 from __future__ import annotations
 
@@ -40,8 +40,8 @@ import time
 from pathlib import Path
 
 ENABLED = os.environ.get("SLABCONV_WARM_START", "1") != "0"
-OPEN_TIMEOUT = 60.0     # seconds for the process to open its pipe once fed
-WRITE_TIMEOUT = 60.0    # seconds for it to read the file
+OPEN_TIMEOUT = 60.0     # seconds for the process to open a pipe once its turn comes
+WRITE_TIMEOUT = 60.0    # seconds for it to read a file
 
 # how the warm starts of this process went: used (the result came from the
 # warm process), discarded (killed: its command was not the one run, or the
@@ -62,86 +62,101 @@ def local_includes(text: bytes) -> list[str]:
 
 
 class Warm:
-    """One spatch process waiting for its single input file `file`
-    (relative to the tree; also its path in the process's directory)."""
+    """One spatch process waiting for its input files `files` (relative to
+    the tree; the same paths in the process's directory)."""
 
-    def __init__(self, cmd: list[str], tree: Path, file: str, root: Path):
-        self.cmd, self.tree, self.file = list(cmd), tree, file
+    def __init__(self, cmd: list[str], tree: Path, files: list[str], root: Path):
+        self.cmd, self.tree, self.files = list(cmd), tree, list(files)
         root.mkdir(parents=True, exist_ok=True)
         self.dir = Path(tempfile.mkdtemp(prefix="warm-", dir=root))
-        rel = Path(file)
-        here = self.dir / rel.parent
-        here.mkdir(parents=True, exist_ok=True)
-        for name in local_includes((tree / rel).read_bytes()):
-            if "/" not in name and name != rel.name and (tree / rel.parent / name).exists():
-                os.symlink(tree / rel.parent / name, here / name)
-        self.pipe = self.dir / rel
-        os.mkfifo(self.pipe)
+        self.pipes = [self.dir / f for f in self.files]
+        for f, pipe in zip(self.files, self.pipes):
+            pipe.parent.mkdir(parents=True, exist_ok=True)
+            os.mkfifo(pipe)
+        for f in self.files:
+            rel = Path(f)
+            for name in local_includes((tree / rel).read_bytes()):
+                link = self.dir / rel.parent / name
+                if ("/" not in name and not os.path.lexists(link)
+                        and (tree / rel.parent / name).exists()):
+                    os.symlink(tree / rel.parent / name, link)
         self.out = tempfile.TemporaryFile()
         self.err = tempfile.TemporaryFile()
         self.proc = subprocess.Popen(self.cmd, cwd=self.dir, stdout=self.out, stderr=self.err,
                                      stdin=subprocess.DEVNULL)
 
-    def _open_pipe(self) -> int | None:
-        """The pipe opened for writing once the process has opened it for
-        reading; None if the process exits (or times out) first."""
+    def _feed(self, contents: list[bytes]) -> bool:
+        """Write each file's content into its pipe once the process opens
+        it (in whatever order it does: the workers of -j open theirs at
+        the same time), and put the file in place of the pipe first, for
+        the process's later opens.  False if the process exits, or times
+        out, before it has opened and read them all."""
+        waiting = list(range(len(self.pipes)))      # not opened yet
+        writing: dict[int, tuple[int, memoryview]] = {}
         deadline = time.monotonic() + OPEN_TIMEOUT
-        while True:
-            try:
-                return os.open(self.pipe, os.O_WRONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-            except OSError as e:
-                if e.errno != errno.ENXIO:        # ENXIO: no reader yet
-                    return None
-            if self.proc.poll() is not None or time.monotonic() > deadline:
-                return None
-            time.sleep(0.002)
-
-    def _write_all(self, fd: int, data: bytes) -> bool:
-        view = memoryview(data)
-        deadline = time.monotonic() + WRITE_TIMEOUT
-        while view:
-            _, ready, _ = select.select([], [fd], [], 0.5)
-            if not ready:
+        try:
+            while waiting or writing:
+                for i in list(waiting):
+                    try:
+                        fd = os.open(self.pipes[i], os.O_WRONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+                    except OSError as e:
+                        if e.errno != errno.ENXIO:        # ENXIO: no reader yet
+                            return False
+                        continue
+                    staged = self.pipes[i].with_name(f".{self.pipes[i].name}.in")
+                    staged.write_bytes(contents[i])
+                    os.replace(staged, self.pipes[i])    # later opens see the file
+                    waiting.remove(i)
+                    writing[i] = (fd, memoryview(contents[i]))
+                    deadline = time.monotonic() + WRITE_TIMEOUT
+                if writing:
+                    _, ready, _ = select.select([], [fd for fd, _ in writing.values()], [], 0.002)
+                    for i, (fd, view) in list(writing.items()):
+                        if fd not in ready:
+                            continue
+                        try:
+                            n = os.write(fd, view)
+                        except BlockingIOError:
+                            continue
+                        except BrokenPipeError:
+                            # spatch closed it having read what it wanted: it
+                            # opens the file again to parse it, and finds the
+                            # file itself
+                            n = len(view)
+                        view = view[n:]
+                        if view:
+                            writing[i] = (fd, view)
+                        else:
+                            os.close(fd)
+                            del writing[i]
+                    if ready:
+                        continue
+                elif waiting:
+                    time.sleep(0.002)
                 if self.proc.poll() is not None or time.monotonic() > deadline:
                     return False
-                continue
-            try:
-                n = os.write(fd, view)
-            except BlockingIOError:
-                continue
-            except BrokenPipeError:
-                # spatch closed it having read what it wanted: it opens the
-                # file again to parse it, and finds the file itself
-                return True
-            view = view[n:]
-        return True
-
-    def run(self, data: bytes, wait) -> tuple[int, str, str, bytes] | None:
-        """Feed `data` (the file's content) and wait for the process with
-        `wait(proc)` (which returns its exit code).  Returns the exit code,
-        stdout, stderr and the file's content afterwards, or None when the
-        run is not to be trusted (the caller runs spatch the ordinary way)."""
-        try:
-            fd = self._open_pipe()
-            if fd is None:
-                return None
-            try:
-                staged = self.pipe.with_name(f".{self.pipe.name}.in")
-                staged.write_bytes(data)
-                os.replace(staged, self.pipe)   # later opens see the file itself
-                ok = self._write_all(fd, data)
-            finally:
+            return True
+        finally:
+            for fd, _ in writing.values():
                 os.close(fd)
-            if not ok:
+
+    def run(self, contents: list[bytes], wait) -> tuple[int, str, str, list[bytes]] | None:
+        """Feed `contents` (the files' contents) and wait for the process
+        with `wait(proc)` (which returns its exit code).  Returns the exit
+        code, stdout, stderr and the files' contents afterwards, or None
+        when the run is not to be trusted (the caller runs spatch the
+        ordinary way)."""
+        try:
+            if not self._feed(contents):
                 return None
             rc = wait(self.proc)
             self.out.seek(0)
             self.err.seek(0)
             stdout = self.out.read().decode(errors="replace")
             stderr = self.err.read().decode(errors="replace")
-            if rc != 0 or not self.pipe.is_file():
+            if rc != 0 or not all(p.is_file() for p in self.pipes):
                 return None
-            return rc, stdout, stderr, self.pipe.read_bytes()
+            return rc, stdout, stderr, [p.read_bytes() for p in self.pipes]
         finally:
             self.close()
 
@@ -168,14 +183,13 @@ class Pool:
 
     def start(self, cmd: list[str], tree: Path, files: list[str], root: Path) -> bool:
         """Start `cmd` warm for `tree` (unless it is waiting already); the
-        oldest process of the tree goes when there are DEPTH of them.  Only
-        a run over one file starts warm."""
-        if not ENABLED or len(files) != 1:
+        oldest process of the tree goes when there are DEPTH of them."""
+        if not ENABLED:
             return False
         key = str(tree)
         with self._lock:
             ws = self._warm.setdefault(key, [])
-            if any(w.cmd == list(cmd) and w.file == files[0] for w in ws):
+            if any(w.cmd == list(cmd) and w.files == list(files) for w in ws):
                 return True
             old = ws[:len(ws) - self.DEPTH + 1] if len(ws) >= self.DEPTH else []
             del ws[:len(old)]
@@ -183,7 +197,7 @@ class Pool:
             w.close()
             count("discarded")
         try:
-            w = Warm(cmd, tree, files[0], root)
+            w = Warm(cmd, tree, files, root)
         except OSError:
             return False
         with self._lock:
@@ -197,7 +211,7 @@ class Pool:
         with self._lock:
             ws = self._warm.get(str(tree), [])
             k = next((i for i, w in enumerate(ws)
-                      if w.cmd == list(cmd) and [w.file] == list(files)), None)
+                      if w.cmd == list(cmd) and w.files == list(files)), None)
             if k is None:
                 return None
             stale, found = ws[:k], ws[k]

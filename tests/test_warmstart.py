@@ -2,7 +2,6 @@
 exists gives exactly what an ordinary run gives, and anything else than the
 expected run (another command, a process that died) falls back to one."""
 import os
-import shutil
 import textwrap
 from pathlib import Path
 
@@ -152,7 +151,18 @@ def test_warm_starts_can_be_turned_off(trees, monkeypatch):
     assert not spatch.prestart(FOLD, warm, ["mm/x.c"])
 
 
-def test_several_files_do_not_start_warm(trees):
-    _, warm = trees
-    shutil.copy(warm / "mm" / "x.c", warm / "mm" / "y.c")
-    assert not spatch.prestart(FOLD, warm, ["mm/x.c", "mm/y.c"])
+def test_a_run_over_several_files_starts_warm_too(trees):
+    plain, warm = trees
+    for t in trees:
+        (t / "mm" / "y.c").write_text(SRC.replace("use(", "use_y("))
+        (t / "lib").mkdir()
+        (t / "lib" / "z.c").write_text(SRC.replace("use(", "use_z("))
+    files = ["mm/x.c", "mm/y.c", "lib/z.c"]
+    spatch.apply_rule(FOLD, plain, files)
+    before = stats()
+    assert spatch.prestart(FOLD, warm, files)
+    spatch.apply_rule(FOLD, warm, files)
+    assert delta(before) == {"used": 1, "discarded": 0, "fallback": 0}
+    for f in files:
+        assert (warm / f).read_text() == (plain / f).read_text()
+        assert "take_slab(s, slab);" in (warm / f).read_text()
