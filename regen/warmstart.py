@@ -70,20 +70,27 @@ class Warm:
         root.mkdir(parents=True, exist_ok=True)
         self.dir = Path(tempfile.mkdtemp(prefix="warm-", dir=root))
         self.pipes = [self.dir / f for f in self.files]
-        for f, pipe in zip(self.files, self.pipes):
-            pipe.parent.mkdir(parents=True, exist_ok=True)
-            os.mkfifo(pipe)
-        for f in self.files:
-            rel = Path(f)
-            for name in local_includes((tree / rel).read_bytes()):
-                link = self.dir / rel.parent / name
-                if ("/" not in name and not os.path.lexists(link)
-                        and (tree / rel.parent / name).exists()):
-                    os.symlink(tree / rel.parent / name, link)
-        self.out = tempfile.TemporaryFile()
-        self.err = tempfile.TemporaryFile()
-        self.proc = subprocess.Popen(self.cmd, cwd=self.dir, stdout=self.out, stderr=self.err,
-                                     stdin=subprocess.DEVNULL)
+        try:
+            for f, pipe in zip(self.files, self.pipes):
+                pipe.parent.mkdir(parents=True, exist_ok=True)
+                os.mkfifo(pipe)         # OSError where the file system has none
+            for f in self.files:
+                rel = Path(f)
+                for name in local_includes((tree / rel).read_bytes()):
+                    link = self.dir / rel.parent / name
+                    if ("/" not in name and not os.path.lexists(link)
+                            and (tree / rel.parent / name).exists()):
+                        os.symlink(tree / rel.parent / name, link)
+            self.out = tempfile.TemporaryFile()
+            self.err = tempfile.TemporaryFile()
+            self.proc = subprocess.Popen(self.cmd, cwd=self.dir, stdout=self.out,
+                                         stderr=self.err, stdin=subprocess.DEVNULL)
+        except BaseException:
+            for f in ("out", "err"):
+                if hasattr(self, f):
+                    getattr(self, f).close()
+            shutil.rmtree(self.dir, ignore_errors=True)
+            raise
 
     def _feed(self, contents: list[bytes]) -> bool:
         """Write each file's content into its pipe once the process opens

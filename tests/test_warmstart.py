@@ -166,3 +166,16 @@ def test_a_run_over_several_files_starts_warm_too(trees):
     for f in files:
         assert (warm / f).read_text() == (plain / f).read_text()
         assert "take_slab(s, slab);" in (warm / f).read_text()
+
+
+def test_no_warm_start_where_pipes_cannot_be_made(trees, monkeypatch):
+    plain, warm = trees
+
+    def no_fifo(path, *a, **k):
+        raise OSError(1, "Operation not permitted")
+    monkeypatch.setattr(os, "mkfifo", no_fifo)
+    assert not spatch.prestart(FOLD, warm, ["mm/x.c"])
+    assert not list((warm.parent / "warm").iterdir()), "nothing left behind"
+    spatch.apply_rule(FOLD, warm, ["mm/x.c"])
+    spatch.apply_rule(FOLD, plain, ["mm/x.c"])
+    assert (warm / "mm" / "x.c").read_text() == (plain / "mm" / "x.c").read_text()
