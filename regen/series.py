@@ -14,7 +14,7 @@ from pathlib import Path
 from slabconv import paths
 from slabconv.log import SlabconvError, info
 
-from . import declsplit, effects, kerneldoc, manifest, members, spatch, template, tidy, upstream
+from . import declsplit, effects, kerneldoc, manifest, members, spatch, template, tidy, upstream, warmstart
 from .worktree import Identity, WorkTree
 
 MANIFEST = "series.toml"
@@ -443,7 +443,7 @@ def regenerate(tree: Path, source_id: str, *, version: str, output: Path | None,
                                        files))
         failed = False
     finally:
-        spatch.warmstart.POOL.discard(wt.path)
+        warmstart.POOL.discard(wt.path)
         ahead.close()
         try:
             ids = committer.close()     # the entries before a failed one stay committed
