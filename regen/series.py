@@ -14,7 +14,8 @@ from pathlib import Path
 from slabconv import paths
 from slabconv.log import SlabconvError, info
 
-from . import declsplit, effects, kerneldoc, manifest, members, spatch, template, tidy, upstream, warmstart
+from . import (declsplit, effects, kerneldoc, manifest, members, spatch, template, tidy, upstream,
+               warmstart)
 from .worktree import Identity, WorkTree
 
 MANIFEST = "series.toml"
