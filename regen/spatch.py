@@ -185,16 +185,17 @@ def apply_rule(rule: Path, tree: Path, files: list[str], *, defines: dict[str, s
             return (hit / "done").read_text()
     _LAST_HIT[str(tree)] = False
     result = None
-    warm = warmstart.POOL.take(cmd, tree, files)
+    warm = warmstart.POOL.take(cmd, tree)
     if warm is not None:
-        result = warm.run([(tree / f).read_bytes() for f in files], lambda p: _wait(p, rule))
+        inputs = [(tree / f).read_bytes() for f in files]
+        result = warm.run(inputs, lambda p: _wait(p, rule))
         if result is not None and _failed(result[0], result[1] + result[2]):
             result = None           # a failure is reported from an ordinary run
         warmstart.count("used" if result is not None else "fallback")
     if result is not None:
         rc, stdout, stderr, datas = result
-        for f, data in zip(files, datas):
-            if (tree / f).read_bytes() != data:
+        for f, old, data in zip(files, inputs, datas):
+            if data != old:
                 (tree / f).write_bytes(data)
     else:
         rc, stdout, stderr = _run(cmd, tree, rule)

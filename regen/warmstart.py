@@ -66,15 +66,15 @@ class Warm:
     the tree; the same paths in the process's directory)."""
 
     def __init__(self, cmd: list[str], tree: Path, files: list[str], root: Path):
-        self.cmd, self.tree, self.files = list(cmd), tree, list(files)
+        self.cmd = list(cmd)
         root.mkdir(parents=True, exist_ok=True)
         self.dir = Path(tempfile.mkdtemp(prefix="warm-", dir=root))
-        self.pipes = [self.dir / f for f in self.files]
+        self.pipes = [self.dir / f for f in files]
         try:
-            for f, pipe in zip(self.files, self.pipes):
+            for pipe in self.pipes:
                 pipe.parent.mkdir(parents=True, exist_ok=True)
                 os.mkfifo(pipe)         # OSError where the file system has none
-            for f in self.files:
+            for f in files:
                 rel = Path(f)
                 for name in local_includes((tree / rel).read_bytes()):
                     link = self.dir / rel.parent / name
@@ -91,6 +91,10 @@ class Warm:
                     getattr(self, f).close()
             shutil.rmtree(self.dir, ignore_errors=True)
             raise
+
+    def is_for(self, cmd: list[str]) -> bool:
+        """Whether this is the run of `cmd` (which ends with its files)."""
+        return self.cmd == list(cmd)
 
     def _feed(self, contents: list[bytes]) -> bool:
         """Write each file's content into its pipe once the process opens
@@ -196,7 +200,7 @@ class Pool:
         key = str(tree)
         with self._lock:
             ws = self._warm.setdefault(key, [])
-            if any(w.cmd == list(cmd) and w.files == list(files) for w in ws):
+            if any(w.is_for(cmd) for w in ws):
                 return True
             old = ws[:len(ws) - self.DEPTH + 1] if len(ws) >= self.DEPTH else []
             del ws[:len(old)]
@@ -211,14 +215,13 @@ class Pool:
             self._warm.setdefault(key, []).append(w)
         return True
 
-    def take(self, cmd: list[str], tree: Path, files: list[str]) -> Warm | None:
+    def take(self, cmd: list[str], tree: Path) -> Warm | None:
         """The warm process for exactly this run, if there is one.  Those of
         the tree started before it were for runs that were not made (their
         command turned out otherwise): they are killed."""
         with self._lock:
             ws = self._warm.get(str(tree), [])
-            k = next((i for i, w in enumerate(ws)
-                      if w.cmd == list(cmd) and w.files == list(files)), None)
+            k = next((i for i, w in enumerate(ws) if w.is_for(cmd)), None)
             if k is None:
                 return None
             stale, found = ws[:k], ws[k]
