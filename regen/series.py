@@ -171,6 +171,30 @@ def prestart_entry(series: manifest.Series, entry: manifest.Entry, wt: WorkTree)
                            options=batch[0].options)
 
 
+_REFUSED = re.compile(r"^(?P<path>[^:]+):(?P<line>\d+): (?P<fn>\w+)\(\) returns "
+                      r"(?:the result of (?P<call>\w+)\(\)|(?P<var>\w+))")
+
+
+def _place(refusal: str, texts: dict[str, str]) -> str:
+    """A refusal with its place in the file as it was before the run
+    (`texts`: file -> text): spatch names a scratch copy when an earlier
+    rule of the same run changed the function."""
+    m = _REFUSED.match(refusal)
+    if not m or m["path"] in texts:
+        return refusal
+    what = rf"\breturn\s+{re.escape(m['call'] or m['var'])}\b"
+    for f, text in texts.items():
+        lines = text.splitlines()
+        for i, line in enumerate(lines):
+            if re.match(rf"^\w.*\b{re.escape(m['fn'])}\(", line):
+                for j in range(i + 1, len(lines)):
+                    if lines[j].startswith("}"):
+                        break
+                    if re.search(what, lines[j]):
+                        return f"{f}:{j + 1}{refusal[m.end('line'):]}"
+    return refusal
+
+
 def _run_batch(series: manifest.Series, batch: list[manifest.Step], wt: WorkTree,
                what: str) -> set[int]:
     """Apply one batch; return the indexes of the steps that matched (all
@@ -186,8 +210,13 @@ def _run_batch(series: manifest.Series, batch: list[manifest.Step], wt: WorkTree
                         (tree / f).write_text(new)
     first = batch[0]
     rule, defines = _batch_rule(series, batch, tree, wt.scratch)
+    texts = {f: (tree / f).read_text(errors="replace") for f in first.files if (tree / f).is_file()}
     out = spatch.apply_rule(rule, tree, first.files, defines=defines,
                             options=first.options, what=what)
+    refused = spatch.refusals(out)
+    if refused:
+        raise SlabconvError(f"{what}: the rules refuse to convert:\n"
+                            + "\n".join(f"  {_place(r, texts)}" for r in refused))
     if len(batch) == 1:
         return {0}
     matched = spatch.hits(out)

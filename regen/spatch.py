@@ -403,6 +403,14 @@ def compose_instances(parts: list[tuple[list[Path], dict[str, str], bool]],
     return _write_scratch(out, "+".join(dict.fromkeys(stems)) + f"-x{len(parts)}", scratch), defines
 
 
+REFUSE = "SLABCONV-REFUSE:"     # a rule's line: a conversion it will not make, and where
+
+
+def refusals(output: str) -> list[str]:
+    """What a rule refused to convert ("file:line: why"), from its output."""
+    return [l[len(REFUSE):].strip() for l in output.splitlines() if l.startswith(REFUSE)]
+
+
 def hits(output: str) -> set[int]:
     """The instances that matched, from a compose_instances() run's output."""
     return {int(m) for m in re.findall(rf"^{HIT}(\d+)$", output, re.M)}

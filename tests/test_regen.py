@@ -913,3 +913,41 @@ def test_the_next_entrys_spatch_run_starts_warm_with_the_same_series(tree, tmp_p
     assert [p.read_bytes() for p in warm.patches] == [p.read_bytes() for p in cold.patches]
     assert not (warm.worktree.path.parent / "warm").exists() or \
         not list((warm.worktree.path.parent / "warm").iterdir())
+
+
+def test_a_return_that_can_be_null_is_refused_with_its_file_and_line(tree, tmp_path, cache):
+    """slab_return.cocci never wraps a page that can be NULL in page_slab():
+    regen stops naming the entry, the tree's file and the return's line,
+    also when an earlier step of the same spatch run changed the function
+    (spatch then names a scratch copy)."""
+    (tree / "mm" / "slub.c").chmod(0o644)
+    (tree / "mm" / "slub.c").write_text(textwrap.dedent("""\
+        static struct page *grab_slab(struct kmem_cache *s, struct page *page, int node)
+        {
+        	struct page *fresh = alloc_pages_node(node, s->gfp, s->order);
+
+        	if (fresh)
+        		account(fresh, page->objects);
+        	return fresh;
+        }
+        """))
+    m = write_manifest(tmp_path / "cocci", """
+        [[entry]]
+        id = "grab"
+        subject = "mm/slub: Convert grab_slab() to return a struct slab"
+        message = "Convert it."
+          [[entry.step]]
+          convert = "param"
+          fn = "grab_slab"
+          [[entry.step]]
+          convert = "return"
+          fn = "grab_slab"
+          [[entry.expect]]
+          present = 'struct slab \\*grab_slab'
+          in = ["mm/slub.c"]
+    """)
+    with pytest.raises(SlabconvError) as e:
+        regen(tree, m, tmp_path)
+    msg = str(e.value)
+    assert "entry 'grab'" in msg and "refuse" in msg
+    assert "mm/slub.c:7: grab_slab() returns fresh, which can be NULL there" in msg, msg

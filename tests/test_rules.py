@@ -5,6 +5,11 @@ A patch rule (`virtual patch`) is run as the driver runs it (spatch -D patch
 produce exactly the .res file.  A case whose .res equals its .c proves the
 rule leaves that code alone.
 
+A patch rule that refuses a conversion prints "SLABCONV-REFUSE: <file>:<line>:
+..." (the driver stops with it); a case that must be refused has the lines
+it prints in <case>.out (file names "<case>.c"), and a case without one
+must be refused nowhere.
+
 A report rule (`virtual report`, e.g. residue_page.cocci) is run with
 -D report on a copy named <case>.c in an empty directory, and what it
 prints must be exactly <case>.out (file names in it are "<case>.c").  An

@@ -2,14 +2,16 @@
 /// Mark the slab as a slab (PG_slab) and record pfmemalloc where it is
 /// allocated, in the function `fn` that turns pages into a slab.
 ///
-/// Seed 008 ("mm: Convert slub to use struct slab"): once `fn`
-/// (alloc_slab_page()) returns a struct slab, it also sets PG_slab and the
-/// slab's pfmemalloc bit, so that its caller does not need the page:
-///   in fn:      return page_slab(P);  ->  if (!P) return NULL;
-///                                        __SetPageSlab(P);
-///                                        if (page_is_pfmemalloc(P))
-///                                                slab_set_pfmemalloc(page_slab(P));
-///                                        return page_slab(P);
+/// Seed 008 ("mm: Convert slub to use struct slab"): before `fn`
+/// (alloc_slab_page()) is converted to return a struct slab, it takes over
+/// setting PG_slab and the slab's pfmemalloc bit, so that its caller does
+/// not need the page; the NULL test it adds is what lets slab_return.cocci
+/// convert the returned page (the page allocator's result, NULL on failure):
+///   in fn:      return P;  ->  if (!P) return NULL;
+///                             __SetPageSlab(P);
+///                             if (page_is_pfmemalloc(P))
+///                                     slab_set_pfmemalloc(page_slab(P));
+///                             return P;
 ///   in caller:  __SetPageSlab(E); if (page_is_pfmemalloc(E)) <set it>;
 ///               (the caller's copy) removed
 //
@@ -22,7 +24,7 @@ virtual patch
 identifier virtual.fn;
 expression P;
 @@
- struct slab *fn(...)
+ struct page *fn(...)
  {
  ...
 +if (!P)
@@ -30,7 +32,7 @@ expression P;
 +__SetPageSlab(P);
 +if (page_is_pfmemalloc(P))
 +	slab_set_pfmemalloc(page_slab(P));
- return page_slab(P);
+ return P;
  }
 
 @caller depends on callee@

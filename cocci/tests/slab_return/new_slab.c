@@ -1,4 +1,24 @@
-/* 5.10: new_slab() returns the slab's page; its callers still want one. */
+/* 5.10: new_slab() returns allocate_slab()'s page, which is NULL when the
+ * page allocator fails; its callers still want a page.  allocate_slab()
+ * returns the slab too, converted only after its own NULL test. */
+static struct page *allocate_slab(struct kmem_cache *s, gfp_t flags, int node)
+{
+	struct page *page;
+
+	page = alloc_slab_page(s, flags, node, s->oo);
+	if (unlikely(!page)) {
+		page = alloc_slab_page(s, flags, node, s->min);
+		if (unlikely(!page))
+			goto out;
+	}
+	page->objects = 1;
+out:
+	if (!page)
+		return NULL;
+	inc_slabs_node(s, page_to_nid(page), page->objects);
+	return page;
+}
+
 static struct page *new_slab(struct kmem_cache *s, gfp_t flags, int node)
 {
 	if (unlikely(flags & GFP_SLAB_BUG_MASK))
