@@ -8,6 +8,8 @@
 #                     boot and all: slub,slab,slob,slub-i386); CONFIG=+kasan / +iommu adds to it
 #   BISECT=<a,b>      configs in which `make verify` builds every patch on its own
 #                     (default slub,slub-nodebug,slab,slob; also kasan, mm-users, iommu; none)
+#   RUNTIME=<a,b>     per-patch configs whose every patch's kernel `make verify` also boots
+#                     with the in-guest tests (default slub,slab; none)
 #   STRICT=1          `make residue` fails when a use of struct page is not allowed
 #   OUTPUT=<dir>      where `make review` writes review.html and review.txt
 #                     (default $SLABCONV_CACHE/review/KERNEL/)
@@ -16,6 +18,7 @@ KERNEL ?= 5.10
 TREE ?=
 CONFIG ?=
 BISECT ?=
+RUNTIME ?=
 OUTPUT ?=
 PY := /usr/bin/python3
 SLABCONV := $(PY) -m slabconv
@@ -40,7 +43,7 @@ regen: deps ## regenerate the series into generated-patches/KERNEL/
 	$(SLABCONV) regen $(SRC_ARGS)
 
 verify: deps ## every check: checkpatch, builds + sparse, per-patch builds, field users, residue, layout
-	$(SLABCONV) verify $(SRC_ARGS) $(CFG_ARGS) $(if $(BISECT),--bisect-configs $(BISECT))
+	$(SLABCONV) verify $(SRC_ARGS) $(CFG_ARGS) $(if $(BISECT),--bisect-configs $(BISECT)) $(if $(RUNTIME),--runtime-configs $(RUNTIME))
 
 layout: deps ## build struct slab's layout asserts: x86_64 and i386, with and without MEMCG
 	$(SLABCONV) layout $(SRC_ARGS)

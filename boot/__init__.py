@@ -98,7 +98,7 @@ def run(kernel_image, build_dir, src_dir, out_dir, *, arch: str = "x86_64",
         init_script: Path | None = None, with_module: bool = True,
         allow: tuple[str, ...] = (), memory: str = "512M", smp: int = 2,
         iommu: str | None = None, busybox: Path | None = None,
-        qemu_extra: tuple[str, ...] = ()) -> BootResult:
+        qemu_extra: tuple[str, ...] = (), modules: tuple | None = None) -> BootResult:
     """Boot kernel_image with the slabconv guest tests; see the module doc.
 
     cmdline_extra is appended to the kernel command line (so it wins).
@@ -109,6 +109,9 @@ def run(kernel_image, build_dir, src_dir, out_dir, *, arch: str = "x86_64",
     'amd'): the IOMMU and a virtio disk behind it, and their kernel parameters.
     busybox: the guest's busybox (default: boot.busybox.for_arch(arch)).
     qemu_extra: more QEMU arguments (devices, machine options).
+    modules: the guest modules already built for this kernel (the per-patch
+    boots keep them with each patch's image, since the build directory
+    moves on to the next patch); default: built against build_dir.
     """
     kernel_image, out_dir = Path(kernel_image), Path(out_dir)
     if not kernel_image.is_file():
@@ -119,7 +122,9 @@ def run(kernel_image, build_dir, src_dir, out_dir, *, arch: str = "x86_64",
     t0 = time.monotonic()
 
     mods = []
-    if with_module:
+    if with_module and modules is not None:
+        mods.extend(Path(m) for m in modules)
+    elif with_module:
         try:
             mods.extend(module.companions(
                 module.build(Path(src_dir), Path(build_dir), arch=arch)))

@@ -21,6 +21,9 @@ DEFAULT_CONFIG = "slub"
 # first is the primary one (bench, `python3 -m boot` figures).
 DEFAULT_CONFIGS = ("slub", "slab", "slob")
 DEFAULT_BISECT = ("slub", "slub-nodebug", "slab", "slob")   # configs of the per-patch build check
+# configs of the per-patch check whose every patch's kernel is also booted
+# with the in-guest tests, fault injection included (verify/runtime.py)
+RUNTIME_BISECT = ("slub", "slab")
 # Every configuration the per-patch check can build (verify/configs; kasan,
 # iommu and mm-users are not in the default: see verify/README.md for what
 # an incremental per-patch run costs in each).
@@ -123,14 +126,16 @@ def apply_series(src: Source, patches_dir: Path) -> Applied:
 
 def verify_applied(ap: Applied, config=DEFAULT_CONFIGS, bisect_configs=DEFAULT_BISECT, *,
                    layout: bool = True, checkpatch: bool = True, tree_gates: bool = True,
-                   coverage_configs=None):
+                   coverage_configs=None, runtime_configs=RUNTIME_BISECT):
     """Every check of the applied series (verify/gates.py), the cheap ones
     first: checkpatch on every patch; struct slab's layout asserts (x86_64
     and i386, with and without MEMCG); the final tree (baseline vs patched:
     build, new compiler and sparse warnings) in each configuration of
     `config` (a name or a sequence; the first is the primary result, the
     others are in its .others); every patch on its own in each of `bisect_configs`
-    (verify.bisect; none: not run); the changed lines no build compiled
+    (verify.bisect; none: not run), and in each of those that is in
+    `runtime_configs` every patch's kernel booted with the in-guest tests
+    (verify/runtime.py); the changed lines no build compiled
     (verify/compiled.py) after building the patched tree in each of
     `coverage_configs` too (None: not run; (): only the builds above); the
     field users and the residue gate.
@@ -177,7 +182,10 @@ def verify_applied(ap: Applied, config=DEFAULT_CONFIGS, bisect_configs=DEFAULT_B
     if bisect_configs:
         b = bisect.check_series(ap.tree, out_root, list(bisect_configs), base=BASE_TAG,
                                 head="HEAD", baseline_src=ap.src.tree, baseline_id=ident,
-                                report_dir=r.report.parent)
+                                report_dir=r.report.parent,
+                                runtime_configs=[c for c in runtime_configs
+                                                 if c in bisect_configs],
+                                guest=patch_guest, boot_jobs=BOOT_JOBS)
         print(b.summary)
         r.add_bisect(b)
     else:
@@ -461,6 +469,15 @@ def boot_verified(vr, run_name: str = "patched"):
     return boot_config(vr, run_name)
 
 
+def patch_guest(config: str, image, build_dir, src, name: str, modules):
+    """The guest of one patch's kernel in the per-patch check (runtime
+    bisect): the configuration's boot arguments, with the guest modules
+    kept with that kernel."""
+    a = boot_args(config)
+    return kernel_spec(config, image, build_dir, src, name=name, cmdline=a["cmdline_extra"],
+                       slub_debug=a["slub_debug"], options={"modules": tuple(modules)})
+
+
 def boot_args(config: str, cmdline_extra: str = "") -> dict:
     """boot.run()'s slub_debug and cmdline_extra for a configuration
     (cmdline_extra: more kernel parameters, e.g. slabconv.inject=...)."""
@@ -589,9 +606,11 @@ def _checks(args) -> dict:
     from .cliutil import comma_list
     cov = getattr(args, "coverage_configs", None)
     cov = None if cov is None or cov.strip() == "none" else tuple(comma_list(cov))
+    rt = getattr(args, "runtime_configs", None)
+    rt = RUNTIME_BISECT if rt is None else tuple(c for c in comma_list(rt) if c != "none")
     return {"layout": not getattr(args, "no_layout", False),
             "checkpatch": not getattr(args, "no_checkpatch", False),
-            "coverage_configs": cov}
+            "coverage_configs": cov, "runtime_configs": rt}
 
 
 def cmd_verify(args) -> int:
@@ -674,6 +693,10 @@ def add_commands(sub, common) -> None:
                                 "(comma-separated; 'none' skips the per-patch check; "
                                 "default: %(default)s; any of: "
                                 f"{', '.join(BISECT_CHOICES)})")
+            p.add_argument("--runtime-configs", default=",".join(RUNTIME_BISECT),
+                           help="per-patch configurations in which every patch's kernel is "
+                                "also booted with the in-guest tests, fault injection included "
+                                "('none': no boots; default: %(default)s)")
             p.add_argument("--no-layout", action="store_true",
                            help="do not build struct slab's layout asserts (listed as not run)")
             p.add_argument("--coverage-configs", default=",".join(COVERAGE_CONFIGS),

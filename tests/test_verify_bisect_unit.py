@@ -547,3 +547,96 @@ def test_old_build_cleanup_keeps_to_its_own_config(tmp_path):
         "base-slub-000000000000", "patched-slub-000000000000", "bisect-slub-000000000000"]
     old = verify._old_builds(root, "slub-nodebug", root / ("base-slub-nodebug-%012x" % 3))
     assert [p.name for p in old][::3] == ["base-slub-nodebug-000000000000"]
+
+
+# --- runtime bisect: every patch's kernel booted ----------------------------
+
+class FakeGuests:
+    """Stands in for the kernel link, the guest module and the boot matrix: a
+    kernel whose mm/a.c says OOPS oopses in the guest."""
+
+    def __init__(self, monkeypatch):
+        from boot import matrix, module
+        from verify import runtime
+        self.kept, self.booted = [], []
+        monkeypatch.setattr(runtime.Kernels, "keep", lambda kern, *a: self.keep(kern, *a))
+        self.matrix = matrix
+
+        def fake_run(specs, out_root, jobs=2, **kw):
+            results = []
+            for s in specs:
+                self.booted.append(s.name)
+                bad = "OOPS" in (s.image.parent / "a.c").read_text()
+                log = Path(out_root) / s.name / "console.log"
+                log.parent.mkdir(parents=True, exist_ok=True)
+                log.write_text("[    1.0] booting\n" + (
+                    "[    2.0] BUG: kernel NULL pointer dereference, address: 0000000000000008\n"
+                    "[    2.0] RIP: 0010:___slab_alloc+0x1c/0x6f0\n" if bad else "ok\n"))
+                b = type("B", (), dict(passed=not bad, seconds=5.0, console_log=log,
+                                       failures=["oops: BUG: kernel NULL pointer dereference"]
+                                       if bad else [], counts="2 passed", timed_out=False))()
+                g = matrix.GuestResult(s, Path(out_root) / s.name, boot=b)
+                results.append(g)
+            return matrix.MatrixResult(results, 1.0, jobs, Path(out_root))
+        monkeypatch.setattr(matrix, "run", fake_run)
+
+    def keep(self, kernels, snap, o, sha, label):
+        d = kernels.dir(sha)
+        d.mkdir(parents=True, exist_ok=True)
+        (d / "bzImage").write_text("kernel")
+        (d / "a.c").write_text((Path(snap) / "mm/a.c").read_text())
+        (d / ".complete").write_text(sha)
+        self.kept.append(sha)
+        return None
+
+
+def guest(config, image, build_dir, src, name, modules):
+    from boot.matrix import GuestSpec
+    return GuestSpec(name=name, arch="x86_64", image=Path(image), build_dir=Path(build_dir),
+                     src=Path(src), config=config, options={"modules": modules})
+
+
+def test_runtime_bisect_boots_every_patch_and_names_the_one_that_oopses(series, tmp_path,
+                                                                        monkeypatch):
+    """A patch that builds but crashes at run time fails the per-patch check
+    with its number, subject and console excerpt; a patch with nothing to
+    build is not booted again; a rerun boots nothing."""
+    pristine, repo, base = series
+    FakeKernel(monkeypatch)
+    g = FakeGuests(monkeypatch)
+    patch(repo, "mm: Fine", {"mm/a.c": A_C.replace("1", "11")})
+    patch(repo, "mm: Wrap a NULL-able page", {"mm/a.c": A_C + "/* OOPS */\n"})
+    patch(repo, "mm: Change slab (not built)", {"mm/slab.c": "int s2;\n"})
+    patch(repo, "mm: Unwrap it", {"mm/a.c": A_C})
+    out_root = tmp_path / "builds"
+    r = run(repo, pristine, out_root, runtime_configs=("slub",), guest=guest)
+    c = r.configs[0]
+    assert not r.ok and not c.ok and c.runtime
+    assert [p.index for p in c.boot_failures] == [2, 3]      # 3 has 2's kernel
+    assert c.patches[2].boot["same_as"] == 2
+    assert [p.boot["verdict"] for p in c.patches] == ["pass", "FAIL", "FAIL", "pass"]
+    assert len(g.booted) == 3 and len(g.kept) == 3
+    assert r.problems[0].startswith('patch 2/4 "mm: Wrap a NULL-able page" builds but its '
+                                    'kernel fails at run time in config slub: FAIL: oops')
+    assert "BUG: kernel NULL pointer dereference" in c.patches[1].boot["excerpt"]
+    assert "runtime: 2/3 kernels passed" in r.summary
+    assert "| [    2.0] BUG: kernel NULL pointer dereference" in r.summary
+    rep = json.loads(r.report.read_text())
+    assert rep["configs"][0]["boot_failures"] == [2, 3]
+    # the rerun: every verdict comes from the state, nothing is built or booted
+    r2 = run(repo, pristine, out_root, runtime_configs=("slub",), guest=guest)
+    assert len(g.booted) == 3 and len(g.kept) == 3
+    assert [p.action for p in r2.configs[0].patches] == ["cached"] * 4
+    assert [p.index for p in r2.configs[0].boot_failures] == [2, 3]
+
+
+def test_runtime_bisect_passes_once_the_defect_is_gone(series, tmp_path, monkeypatch):
+    pristine, repo, base = series
+    FakeKernel(monkeypatch)
+    g = FakeGuests(monkeypatch)
+    patch(repo, "mm: Fine", {"mm/a.c": A_C.replace("1", "11")})
+    patch(repo, "mm: Keep the NULL", {"mm/a.c": A_C + "/* NULL kept */\n"})
+    r = run(repo, pristine, tmp_path / "b", runtime_configs=("slub",), guest=guest)
+    assert r.ok, r.summary
+    assert [p.boot["verdict"] for p in r.configs[0].patches] == ["pass", "pass"]
+    assert "runtime: 2/2 kernels passed" in r.summary

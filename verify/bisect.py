@@ -64,7 +64,7 @@ from typing import Optional
 from slabconv import log as slog
 from slabconv.log import SlabconvError
 
-from . import kbuild, kconfig, tree
+from . import kbuild, kconfig, runtime, tree
 from . import warnings as W
 
 DEFAULT_CONFIGS = ("slub", "slub-nodebug")
@@ -199,6 +199,7 @@ class PatchResult:
     problem: str = ""
     error_excerpt: str = ""
     log: Optional[str] = None
+    boot: Optional[dict] = None       # runtime.PatchBoot.to_dict() (runtime configurations)
 
     @property
     def cached(self) -> bool:
@@ -210,7 +211,8 @@ class PatchResult:
     def to_dict(self) -> dict:
         d = {k: getattr(self, k) for k in (
             "index", "commit", "subject", "files", "action", "targets", "reason", "ok",
-            "compiled", "rebuilt_files", "not_built", "problem", "error_excerpt", "log")}
+            "compiled", "rebuilt_files", "not_built", "problem", "error_excerpt", "log",
+            "boot")}
         d["seconds"] = round(self.seconds, 2)
         d["built_seconds"] = round(self.built_seconds, 2)
         d["new_warnings"] = [w.to_dict() for w in self.new_warnings]
@@ -238,9 +240,17 @@ class ConfigResult:
     problem: str = ""
     build_dir: Optional[Path] = None
 
+    runtime: bool = False                            # each patch's kernel booted
+    boot_seconds: float = 0.0
+
     @property
     def first_failure(self) -> Optional[PatchResult]:
         return next((p for p in self.patches if not p.ok), None)
+
+    @property
+    def boot_failures(self) -> list:
+        """Patches whose kernel booted and failed (oops, BUG, WARNING, a test)."""
+        return [p for p in self.patches if p.boot and p.boot["verdict"] not in ("pass", "same")]
 
     @property
     def patch_seconds(self) -> float:
@@ -254,6 +264,8 @@ class ConfigResult:
                     "index": f.index, "commit": f.commit, "subject": f.subject,
                     "problem": f.problem, "error_excerpt": f.error_excerpt, "log": f.log},
                 "problem": self.problem, "baseline_ok": self.baseline_ok,
+                "runtime": self.runtime, "boot_seconds": round(self.boot_seconds, 1),
+                "boot_failures": [p.index for p in self.boot_failures],
                 "baseline_reused": self.baseline_reused,
                 "baseline_seconds": round(self.baseline_seconds, 1),
                 "setup_seconds": round(self.setup_seconds, 1),
@@ -281,8 +293,13 @@ class BisectResult:
             if f is not None:
                 out.append(f"patch {f.index}/{len(self.commits)} \"{f.subject}\" fails "
                            f"in config {c.config}: {f.problem}")
-            elif not c.ok:
+            elif not c.ok and not c.boot_failures:
                 out.append(f"config {c.config}: {c.problem}")
+            for p in c.boot_failures:
+                b = p.boot
+                first = b["failures"][0].splitlines()[0] if b["failures"] else b["verdict"]
+                out.append(f"patch {p.index}/{len(self.commits)} \"{p.subject}\" builds but its "
+                           f"kernel fails at run time in config {c.config}: {b['verdict']}: {first}")
         return out
 
     def to_dict(self) -> dict:
@@ -530,12 +547,14 @@ class _ConfigRun:
     """One configuration: baseline, bisect tree, the loop over the commits."""
 
     def __init__(self, repo: Repo, commits: list, deltas: dict, base: str, out_root: Path,
-                 config: str, baseline_src: Path, ident: str, jobs: int, progress: bool):
+                 config: str, baseline_src: Path, ident: str, jobs: int, progress: bool,
+                 guest=None, boot_jobs: int = 2):
         self.repo, self.commits, self.deltas, self.base = repo, commits, deltas, base
         self.out_root, self.config, self.src, self.ident = out_root, config, baseline_src, ident
         self.jobs, self.progress = jobs, progress
+        self.guest, self.boot_jobs = guest, boot_jobs     # runtime bisect: see verify/runtime.py
         self.arch = kconfig.config_arch(config)
-        self.res = ConfigResult(config=config, n=len(commits))
+        self.res = ConfigResult(config=config, n=len(commits), runtime=guest is not None)
         self._deps = None
         self._known = None
 
@@ -608,6 +627,9 @@ class _ConfigRun:
         n = len(self.commits)
         resuming = True
         prev_delta = {}
+        kernels = runtime.Kernels(self.bdir, self.config, self.arch, self.jobs) \
+            if self.guest is not None else None
+        to_boot = []                            # (index, sha): kernels kept, not booted yet
         for i, (sha, subject) in enumerate(self.commits, 1):
             target = self.deltas[sha]
             files = sorted(p for p in set(prev_delta) | set(target)
@@ -615,6 +637,9 @@ class _ConfigRun:
             prev_delta = target
             pr = PatchResult(index=i, commit=sha, subject=subject, files=files)
             cached = st["results"].get(sha)
+            if (kernels is not None and cached and "boot" not in cached
+                    and not kernels.have(sha)):
+                cached = None                  # built before, never booted: build it again
             if resuming and cached and cached.get("ok"):
                 old = PatchResult.from_dict(cached["result"])
                 pr.action, pr.ok, pr.targets = "cached", True, old.targets
@@ -622,6 +647,10 @@ class _ConfigRun:
                 pr.not_built, pr.log = old.not_built, old.log
                 prev_diag = [W.CompilerWarning.from_dict(w) for w in cached["diag"]]
                 known_log = [W.CompilerWarning.from_dict(w) for w in cached["log_warnings"]]
+                if kernels is not None:
+                    pr.boot = cached.get("boot")
+                    if pr.boot is None:
+                        to_boot.append((i, sha))
                 self.res.patches.append(pr)
                 self._progress(pr, n, "cached")
                 continue
@@ -647,6 +676,18 @@ class _ConfigRun:
                     pr.problem = (f"{len(u)} new compiler warning(s): "
                                   + "; ".join(w.format() for w in u[:3])
                                   + (" ..." if len(u) > 3 else ""))
+            if pr.ok and kernels is not None:
+                if pr.action == "none" and self.res.patches:
+                    # the previous patch's kernel: not booted again
+                    pr.boot = runtime.PatchBoot("same", same_as=self.res.patches[-1].index).to_dict()
+                else:
+                    failed = kernels.keep(self.snap, self.o, sha,
+                                          f"bisect {self.config} [{pr.index}/{n}]")
+                    if failed:
+                        pr.ok, pr.problem = False, failed
+                    else:
+                        to_boot.append((i, sha))
+                pr.seconds = time.monotonic() - t1
             if pr.ok:
                 known_log = known_log + W.new_warnings(known_log, log_ws)
                 prev_diag = diag
@@ -654,6 +695,8 @@ class _ConfigRun:
                 st["results"][sha] = {"ok": True, "t": time.time(), "result": pr.to_dict(),
                                       "diag": [w.to_dict() for w in diag],
                                       "log_warnings": [w.to_dict() for w in known_log]}
+                if pr.boot is not None:
+                    st["results"][sha]["boot"] = pr.boot
             # else the files stay dirty: a rerun rebuilds what depends on them
             # (and so sees a log-only warning again)
             _save_state(state_path, st, keep)
@@ -661,8 +704,33 @@ class _ConfigRun:
             self._progress(pr, n, "ok" if pr.ok else "FAIL")
             if not pr.ok:
                 break
-        self.res.ok = len(self.res.patches) == n and all(p.ok for p in self.res.patches)
+        if kernels is not None:
+            self._boot(kernels, to_boot, st, state_path, keep)
+        self.res.ok = (len(self.res.patches) == n and all(p.ok for p in self.res.patches)
+                       and not self.res.boot_failures)
         self._prune_logs(keep)
+
+    def _boot(self, kernels, to_boot: list, st: dict, state_path: Path, keep: set) -> None:
+        """Boot the kernels kept for to_boot; record each verdict with its commit."""
+        t0 = time.monotonic()
+        booted = runtime.boot(kernels, to_boot, self.snap, self.o, self.guest,
+                              self.bdir / "boots", jobs=self.boot_jobs)
+        by_index = {p.index: p for p in self.res.patches}
+        for i, sha in to_boot:
+            b = booted.get(sha)
+            if b is None:
+                continue
+            by_index[i].boot = b.to_dict()
+            if sha in st["results"]:
+                st["results"][sha]["boot"] = b.to_dict()
+        for p in self.res.patches:             # a patch without a kernel of its own
+            if p.boot and p.boot["verdict"] == "same" and p.boot["same_as"] in by_index:
+                ref = by_index[p.boot["same_as"]].boot
+                if ref and ref["verdict"] not in ("pass", "same"):
+                    p.boot = dict(ref, same_as=p.boot["same_as"])
+        _save_state(state_path, st, keep)
+        kernels.prune({sha for sha in keep if not (st["results"].get(sha) or {}).get("boot")})
+        self.res.boot_seconds = time.monotonic() - t0
 
     def _build(self, pr: PatchResult, rewrite: list, sha: str):
         """Build what `rewrite` needs; sets pr's action/ok/problem.  Returns
@@ -765,7 +833,8 @@ def _export_baseline(repo: Repo, base: str, out_root: Path) -> Path:
 
 def check_series(repo, out_root, configs=DEFAULT_CONFIGS, *, base: str = BASE_REF,
                  head: str = "HEAD", baseline_src=None, baseline_id: Optional[str] = None,
-                 jobs: int = 2, report_dir=None, progress: bool = True) -> BisectResult:
+                 jobs: int = 2, report_dir=None, progress: bool = True,
+                 runtime_configs=(), guest=None, boot_jobs: int = 2) -> BisectResult:
     """Build every commit of base..head of `repo` incrementally, in each of
     `configs`; stop a configuration at its first failing patch.
 
@@ -775,6 +844,10 @@ def check_series(repo, out_root, configs=DEFAULT_CONFIGS, *, base: str = BASE_RE
     baseline_id: identity of the baseline for verify's build key (pass what
         check_build gets, to share its baseline build); default: the commit.
     report_dir: where bisect.json and bisect-summary.txt go (default out_root).
+    runtime_configs: the configurations in which every patch's kernel is
+        also booted with the in-guest tests (verify/runtime.py), through
+        `guest(config, image, build_dir, src, name, modules) -> GuestSpec`,
+        boot_jobs guests at a time once the configuration's builds are done.
     """
     t0 = time.monotonic()
     repo = Repo(repo)
@@ -800,8 +873,11 @@ def check_series(repo, out_root, configs=DEFAULT_CONFIGS, *, base: str = BASE_RE
                         f"({', '.join(configs)}); builds in {out_root}")
     results = []
     for c in configs:
+        if c in runtime_configs and guest is None:
+            raise SlabconvError("bisect: runtime configurations need a guest", exit_code=2)
         results.append(_ConfigRun(repo, commits, deltas, base_sha, out_root, c, src, ident,
-                                  jobs, progress).run())
+                                  jobs, progress, guest if c in runtime_configs else None,
+                                  boot_jobs).run())
         r = results[-1]
         slog.info("bisect", f"{c}: {'OK' if r.ok else 'FAIL'}, {len(r.patches)}/{len(commits)} "
                             f"patches in {_fmt(r.seconds)}")
@@ -819,6 +895,7 @@ def check_series(repo, out_root, configs=DEFAULT_CONFIGS, *, base: str = BASE_RE
 # --------------------------------------------------------------------------
 # the human summary
 
+EXCERPT_LINES_SUMMARY = 12
 _ACTION = {"objects": "obj", "objects+link": "obj+ld", "full": "full", "none": "skip",
            "cached": "cached"}
 
@@ -844,8 +921,20 @@ def summary_text(r: BisectResult) -> str:
                 L.append(f"      NEW {w.format()}")
             if f.log:
                 L.append(f"      (log: {f.log})")
-        elif not c.ok:
+        elif not c.ok and not c.boot_failures:
             L.extend("    " + ln for ln in c.problem.splitlines()[:14])
+        if c.runtime:
+            booted = [p for p in c.patches if p.boot and not p.boot.get("same_as")]
+            L.append(f"    runtime: {sum(p.boot['verdict'] == 'pass' for p in booted)}/{len(booted)} "
+                     f"kernels passed the in-guest tests ({len(c.patches) - len(booted)} patches "
+                     f"without a kernel of their own), boots {_fmt(c.boot_seconds)}")
+            for p in c.boot_failures[:3]:
+                L.append(f"    patch {p.index}/{n} {p.subject}: {p.boot['verdict']}")
+                for f in p.boot["failures"][:2]:
+                    L.append(f"      {f.splitlines()[0]}")
+                for ln in p.boot["excerpt"].splitlines()[:EXCERPT_LINES_SUMMARY]:
+                    L.append(f"      | {ln}")
+                L.append(f"      (console: {p.boot['log']})")
     L.extend(times_table(r))
     if r.report:
         L.append(f"  report {r.report}")
