@@ -23,6 +23,13 @@ expected, and there it is required:
   KUnit checks each against its expectation and fails the case otherwise
   (its KTAP is nested in the guest's document).
 
+The same brackets with kind ``oom`` (``slabconv-expect: begin oom nomem
+CACHE`` / ``slabconv-expect: end oom``, printed by the fault-injection
+module around an allocation that fails without __GFP_NOWARN) accept the
+allocator's out-of-memory report (``SLAB: Unable to allocate memory on
+node`` / ``SLUB: ...``, each followed by ``  cache: NAME, ...``), require
+one, and its cache must be CACHE; outside them SLAB's report is a finding.
+
 Only kernel lines (with their printk timestamp; the guest always boots
 with printk.time=1) open or close these regions, so the guest init's
 mirrored KTAP cannot.  Any other kind of report inside them (a WARNING, an
@@ -82,6 +89,9 @@ EXPECT_BEGIN = re.compile(r"^slabconv-expect: begin (\S+) (\S+) (\S+)\s*$")
 EXPECT_END = re.compile(r"^slabconv-expect: end (\S+)\s*$")
 KASAN_REPORT = re.compile(r"\bBUG: KASAN: (.+?) in ")
 KASAN_CACHE = re.compile(r"\bwhich belongs to the cache (\S+) of size\b")
+# slab_out_of_memory() of SLAB (DEBUG_SLAB) and SLUB (SLUB_DEBUG).
+OOM_REPORT = re.compile(r"\bSL[AU]B: Unable to allocate memory on node ")
+OOM_CACHE = re.compile(r"^\s*cache: ([^,\s]+), object size: ")
 KUNIT_SUITE = re.compile(r"^\s+# Subtest: (\S+)\s*$")
 KUNIT_SUITE_END = re.compile(r"^(?:not )?ok \d+ (?:- )?(\S+)\s*$")   # 6.1+: no "- "
 # KUnit suites whose cases provoke reports on purpose: suite -> report kind.
@@ -143,7 +153,9 @@ def scan_lines(lines: list[str], *, before: int = 3, after: int = 16,
             return
         if not b.satisfied:
             what = (f"no KASAN {b.bug_type} report on an object of cache {b.cache}"
-                    if b.kind == "kasan" else f"no {b.kind} {b.bug_type} report")
+                    if b.kind == "kasan" else
+                    f"no 'Unable to allocate memory on node' report naming cache {b.cache}"
+                    if b.kind == "oom" else f"no {b.kind} {b.bug_type} report")
             finding("expected", i, f"expected report missing: {what} {why}",
                     lo=min(b.start, i - before))
         elif unterminated:
@@ -182,6 +194,19 @@ def scan_lines(lines: list[str], *, before: int = 3, after: int = 16,
                 elif not bracket.failed:
                     bracket.failed = True
                     finding("kasan", i, f"{line.strip()} (expected cache {bracket.cache})")
+                continue
+        if bracket is not None and bracket.kind == "oom":
+            if OOM_REPORT.search(line):
+                bracket.report = True
+                last_report = i
+                continue
+            m = OOM_CACHE.search(line) if bracket.report and not bracket.satisfied else None
+            if m:
+                if m.group(1) == bracket.cache:
+                    bracket.satisfied = True
+                elif not bracket.failed:
+                    bracket.failed = True
+                    finding("oom", i, f"{line.strip()} (expected cache {bracket.cache})")
                 continue
         if OURS.match(line):
             continue

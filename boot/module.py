@@ -18,10 +18,10 @@ from slabconv import paths, proc
 from slabconv.log import SlabconvError, info
 
 GUEST = Path(__file__).resolve().parent / "guest"
-SOURCES = ("slabconv_test.c", "slabconv_iommu.c", "Kbuild", "Makefile")
+SOURCES = ("slabconv_test.c", "slabconv_iommu.c", "slabconv_faultinj.c", "Kbuild", "Makefile")
 MODULE_NAME = "slabconv_test"
 # Every module Kbuild builds; the first is the one build() returns.
-MODULES = (MODULE_NAME, "slabconv_iommu")
+MODULES = (MODULE_NAME, "slabconv_iommu", "slabconv_faultinj")
 KARCH = {"x86_64": "x86_64", "i386": "i386"}
 
 

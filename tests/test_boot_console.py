@@ -345,3 +345,62 @@ def test_kunit_suite_that_never_ends_fails():
     found = console.scan_text(text)
     assert [f.kind for f in found] == ["expected"]
     assert "KUnit suite kasan (line 1) has no result line" in found[0].line
+
+
+# ---- expected out-of-memory reports (the fault-injection module) ---------------
+
+def oom_report(alloc="SLUB", cache="slabconv_fi_w1024", ts="12.3"):
+    """slab_out_of_memory() of 5.10's SLUB (SLUB_DEBUG) or SLAB (DEBUG_SLAB)."""
+    if alloc == "SLUB":
+        body = ("SLUB: Unable to allocate memory on node -1, gfp=0xcc0(GFP_KERNEL)\n"
+                f"  cache: {cache}, object size: 1024, buffer size: 1224, default order: 2, min order: 0\n"
+                "  node 0: slabs: 1, objs: 13, free: 0\n")
+    else:
+        body = ("SLAB: Unable to allocate memory on node 0, gfp=0xcc0(GFP_KERNEL)\n"
+                f"  cache: {cache}, object size: 1056, order: 0\n"
+                "  node 0: slabs: 1/1, objs: 3/3\n")
+    return "".join(f"[   {ts}] {x}\n" for x in body.splitlines())
+
+
+FAULT = ("[   12.2] FAULT_INJECTION: forcing a failure.\n"
+         "[   12.2] name fail_page_alloc, interval 1, probability 100, space 0, times 99998\n"
+         "[   12.2] should_fail: 31 callbacks suppressed\n")
+
+
+def oom_bracket(inside, cache="slabconv_fi_w1024", ts="12.3"):
+    return (f"[   {ts}] slabconv-expect: begin oom nomem {cache}\n" + inside
+            + f"[   {ts}] slabconv-expect: end oom\n")
+
+
+@pytest.mark.parametrize("alloc", ["SLUB", "SLAB"])
+def test_expected_oom_report_inside_its_bracket_is_accepted(alloc):
+    assert console.scan_text(CLEAN + FAULT + oom_bracket(FAULT + oom_report(alloc))) == []
+    # SLAB reports each attempt (refill, node, fallback): all accepted.
+    assert console.scan_text(oom_bracket(oom_report(alloc) + oom_report(alloc))) == []
+
+
+def test_fault_injection_notices_are_not_findings():
+    # verbose=1: a notice per injected failure, no stack dump.
+    assert console.scan_text(FAULT) == []
+
+
+def test_slab_oom_report_outside_a_bracket_fails():
+    assert kinds(oom_report("SLAB")) == ["oom"]
+    assert kinds(oom_bracket(oom_report("SLAB")) + oom_report("SLAB", ts="13.0")) == ["oom"]
+
+
+@pytest.mark.parametrize("alloc", ["SLUB", "SLAB"])
+def test_missing_or_wrong_oom_report_fails(alloc):
+    found = console.scan_text(oom_bracket(FAULT))
+    assert [f.kind for f in found] == ["expected"]
+    assert "no 'Unable to allocate memory on node' report naming cache slabconv_fi_w1024" \
+        in found[0].line
+    found = console.scan_text(oom_bracket(oom_report(alloc, cache="kmalloc-1k")))
+    assert [f.kind for f in found] == ["oom"]
+    assert "(expected cache slabconv_fi_w1024)" in found[0].line
+
+
+def test_oops_inside_an_oom_bracket_still_fails():
+    text = oom_bracket("[   12.3] BUG: kernel NULL pointer dereference, address: 0000000000000008\n"
+                       "[   12.3] Oops: 0000 [#1] SMP NOPTI\n")
+    assert kinds(text) == ["bug", "oops", "expected"]

@@ -47,7 +47,13 @@ def test_boot_passes(kernel, tmp_path):
     assert not r.timed_out and r.failures == []
     assert r.module_tests >= 26
     assert r.counts.failed == 0 and r.counts.crashed == 0
-    assert r.counts.total == r.module_tests + 8
+    by_name = {t.name: t for t in r.results.root.subtests}
+    fi = by_name["fault_injection"]
+    fi_cases = fi.subtests[0].subtests          # the slabconv_faultinj module's
+    assert len(fi_cases) == 16 and len(fi.subtests) == 4
+    # 8 more init tests, the module's cases nested in test 10 with its 3
+    # other subtests, test_meminit's 4 functions
+    assert r.counts.total == r.module_tests + 8 + len(fi_cases) + 3 + 4
     assert r.seconds < 60
     assert (tmp_path / "results.ktap").read_text() == r.ktap
     assert "ok 1 - slabconv_test" in r.ktap
@@ -60,6 +66,10 @@ def test_boot_passes(kernel, tmp_path):
     assert "ok 7 - kasan_slab_reports # SKIP CONFIG_KASAN is not set" in r.ktap
     assert "ok 8 - kasan_kunit # SKIP CONFIG_KASAN is not set" in r.ktap
     assert "ok 9 - iommu # SKIP CONFIG_INTEL_IOMMU is not set and no IOMMU attached" in r.ktap
+    assert "ok 10 - fault_injection\n" in r.ktap
+    assert all(t.status is boot.ktap.Status.PASS for t in fi_cases)   # none skipped
+    assert "ok 11 - test_meminit\n" in r.ktap
+    assert "    ok 1 - test_pages\n" in r.ktap and "    ok 4 - test_rcu_persistent\n" in r.ktap
     assert r.console_log == tmp_path / "console.log"
     assert "Run /init as init process" in r.console_log.read_text()
     assert (tmp_path / "summary.json").is_file()
@@ -76,6 +86,26 @@ def test_module_failure_propagates_through_ktap(kernel, tmp_path):
     assert any("hardened_usercopy_config: not ok # planted failure" in f
                for f in r.failures), r.failures
     assert "not ok 1 - slabconv_test # 1 of" in r.ktap
+
+
+def test_fault_injection_cases_cannot_pass_idly(kernel, tmp_path):
+    """slabconv.faultinj=noarm: init arms nothing but tells the module it
+    did; every case that expects an allocation to fail must fail, and the
+    out-of-memory bracket without its report is a console finding."""
+    r = boot.run(*kernel, tmp_path, timeout=120, cmdline_extra="slabconv.faultinj=noarm")
+    assert not r.passed
+    by_name = {t.name: t for t in r.results.root.subtests}
+    fi = by_name["fault_injection"]
+    assert fi.status is boot.ktap.Status.FAIL
+    cases = fi.subtests[0].subtests
+    assert len(cases) == 16
+    assert all(t.status is boot.ktap.Status.FAIL for t in cases), \
+        [(t.name, t.status) for t in cases]
+    assert "none failed" in cases[0].directive
+    assert [t.name for t in by_name.values() if t.status is boot.ktap.Status.FAIL] == \
+        ["fault_injection"]
+    assert [f.kind for f in r.findings] == ["expected"]
+    assert "report naming cache slabconv_fi_w1024" in r.findings[0].line
 
 
 def test_planted_warning_detected(kernel, tmp_path):

@@ -40,12 +40,12 @@ def test_tree_version(tmp_path):
 
 
 def test_overlay_follows_its_fragment_on_its_version_only():
-    assert kconfig.config_fragments("slub") == ["base-x86_64", "slub"]
-    assert kconfig.config_fragments("slub", "5.10") == ["base-x86_64", "slub"]
+    assert kconfig.config_fragments("kasan") == ["base-x86_64", "slub", "kasan"]
+    assert kconfig.config_fragments("kasan", "5.10") == ["base-x86_64", "slub", "kasan"]
     f = kconfig.config_fragments("slub-nodebug", "6.12")
     assert f[:2] == ["base-x86_64", "slub"]
     assert Path(f[2]) == kconfig.CONFIGS_DIR / "6.12" / "slub.config"
-    assert f[3] == "slub-nodebug"
+    assert f[3:6] == ["slub-nodebug", "faultinject", "failslab"]
     # 6.12's tinyconfig selects SLUB_TINY: the slub fragment turns it off there
     req = kconfig.requested_values(f)
     assert req["CONFIG_SLUB_TINY"] == "n" and req["CONFIG_SLUB_DEBUG"] == "n"

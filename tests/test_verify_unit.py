@@ -229,7 +229,9 @@ def test_kconfig_requested_and_missing():
 
 
 def test_kconfig_names():
-    assert kconfig.config_fragments("slub") == ["base-x86_64", "slub"]
+    assert kconfig.config_fragments("slub") == ["base-x86_64", "slub", "faultinject",
+                                                "failslab"]
+    assert kconfig.config_fragments("slob") == ["base-x86_64", "slob", "faultinject"]
     assert kconfig.config_arch("slub") == "x86_64"
     with pytest.raises(SlabconvError, match="unknown kernel config"):
         kconfig.config_fragments("nope")

@@ -42,12 +42,16 @@ STAMP = ".slabconv-config.json"
 # Named configurations: name -> (ARCH, fragments merged on top of tinyconfig,
 # in order).  Adding a configuration is one line here (plus its fragments).
 CONFIGS = {
-    "slub": ("x86_64", ["base-x86_64", "slub"]),
-    "slub-nodebug": ("x86_64", ["base-x86_64", "slub", "slub-nodebug"]),
-    "slab": ("x86_64", ["base-x86_64", "slab"]),
+    # The allocators' guests (and per-patch builds) carry fault injection and
+    # lib/test_meminit.c (configs/faultinject.config; failslab.config for
+    # SLAB and SLUB, the allocators that have should_failslab()).
+    "slub": ("x86_64", ["base-x86_64", "slub", "faultinject", "failslab"]),
+    "slub-nodebug": ("x86_64", ["base-x86_64", "slub", "slub-nodebug", "faultinject",
+                                "failslab"]),
+    "slab": ("x86_64", ["base-x86_64", "slab", "faultinject", "failslab"]),
     "kasan": ("x86_64", ["base-x86_64", "slub", "kasan"]),
     "mm-users": ("x86_64", ["base-x86_64", "slub", "mm-users"]),
-    "slob": ("x86_64", ["base-x86_64", "slob"]),
+    "slob": ("x86_64", ["base-x86_64", "slob", "faultinject"]),
     "slub-tiny": ("x86_64", ["base-x86_64", "slub-tiny"]),
     "iommu": ("x86_64", ["base-x86_64", "slub", "iommu"]),
     # The boot matrix's 32-bit guest: the slub kernel on i386 (4-byte words,

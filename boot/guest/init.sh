@@ -48,6 +48,27 @@
 #                            page leaked), no DMA remapping fault.  SKIP
 #                            when the kernel has no CONFIG_INTEL_IOMMU and
 #                            the host attached no IOMMU
+#  10 fault_injection        allocations made to fail (the section between
+#                            the "slabconv-faultinj" markers below): with
+#                            fail_page_alloc armed through debugfs for the
+#                            marked task only, the slabconv_faultinj
+#                            module's fresh caches (several object sizes and
+#                            slab orders, process and atomic context) return
+#                            NULL cleanly when their slab page cannot be
+#                            allocated and work again afterwards; then with
+#                            failslab armed, object allocations fail before
+#                            they reach a slab; the fault attributes'
+#                            counters agree with the module's NULL returns;
+#                            the allocator's out-of-memory report names the
+#                            cache; SLUB validate is clean on the module's
+#                            caches and rmmod destroys them (SKIP: neither
+#                            CONFIG_FAIL_PAGE_ALLOC nor CONFIG_FAILSLAB)
+#  11 test_meminit           the kernel's lib/test_meminit.c (built in, run
+#                            at boot): its four result lines nested as a
+#                            suite; a function whose checks the allocator's
+#                            debugging makes meaningless (poisoned objects
+#                            are never zeroed) is a SKIP naming the kernel's
+#                            reason (SKIP: CONFIG_TEST_MEMINIT not built in)
 #
 # The allocator comes from the module's "# allocator X" line (else SLUB's
 # boot banner).  A file the allocator does not provide is a SKIP with the
@@ -66,6 +87,9 @@
 #   slabconv.iommu=intel   the host attached -device intel-iommu (test 9);
 #   slabconv.iommu=amd     -device amd-iommu
 #   slabconv.iommu_disk=SHA256  the checksum of the disk image it attached
+#   slabconv.faultinj=noarm  test 10 leaves fault injection disarmed but
+#                          tells the module it armed it: its cases must fail
+#                          (nothing failed), proving they cannot pass idly
 # Ends with "# slabconv: end" on the KTAP channel, then reboot -f (QEMU runs
 # with -no-reboot, so the guest reset ends QEMU).
 
@@ -113,6 +137,10 @@ ktap() {
 	[ "$KTAP_DEV" = /dev/console ] || echo "$*"
 }
 say "started at $(uptime_s)s, KTAP on $KTAP_DEV"
+# What the kernel said about itself at boot, before later messages can push
+# it out of the log buffer: lib/test_meminit.c's results (test 11) and
+# whether slab poisoning overrides init_on_alloc.
+dmesg | sed 's/^\[[ 0-9.]*\] //' | grep -E '^test_meminit: |^mem auto-init: ' > /tmp/boot-meminit.log
 
 if [ "$(arg slabconv.mode)" = probe ]; then
 	say "probe ok"
@@ -147,7 +175,7 @@ slab_reports() {
 
 ktap "KTAP version 1"
 ktap "# slabconv guest tests, kernel $(uname -r)"
-ktap "1..9"
+ktap "1..11"
 
 # ---- 1: the module -----------------------------------------------------------
 LOADED=0
@@ -598,5 +626,259 @@ else
 	if [ -z "$R9" ]; then ktap "ok 9 - iommu"; else ktap "not ok 9 - iommu # $R9"; fi
 fi
 # <<< slabconv-iommu section <<<
+
+# ---- 10: fault injection -----------------------------------------------------------
+# >>> slabconv-faultinj section (boot/README.md, "Fault injection") >>>
+# Nested document: 1 slabconv_faultinj (the module's own KTAP, nested one
+# level deeper), 2 injected_failures (the fault attributes' counters against
+# the module's NULL returns), 3 oom_report (the allocator's report of the
+# one failure without __GFP_NOWARN names the cache), 4 caches_after (SLUB
+# validate on the module's caches, their slab orders, no slab report, rmmod).
+#
+# Both attributes are task-filtered: only a task whose make_it_fail is set
+# (/proc/<pid>/make-it-fail; the module sets its own around the allocations
+# that must fail) sees failures.  The task filter is set first and the
+# probability last, and disarming drops the probability first, so there is
+# no moment at which every task's allocations fail.  fail_page_alloc:
+# min-order 0 (the default 1 spares order-0 slabs), ignore-gfp-wait N (the
+# default spares GFP_KERNEL), ignore-gfp-highmem N, times FI_TIMES (what is
+# left of it counts the injected failures), verbose 1 (a console line per
+# failure, no stack dump).  failslab: the same, cache-filter N (every cache
+# of the marked task).  fail_page_alloc is armed for insmod (the page phase
+# runs at module init), then disarmed and failslab armed for the failslab
+# phase (a write to the module's run parameter).
+FI_MOD=/lib/slabconv/slabconv_faultinj.ko
+FI_NAME=slabconv_faultinj
+DBG=/sys/kernel/debug
+FPA=$DBG/fail_page_alloc
+FSL=$DBG/failslab
+FI_TIMES=100000
+FI_NOARM=0
+[ "$(arg slabconv.faultinj)" = noarm ] && FI_NOARM=1
+mount -t debugfs debugfs $DBG 2>/dev/null
+# fi_set DIR KNOB=VALUE...: write each; on a failed write print its knob, return 1.
+fi_set() {
+	fd=$1
+	shift
+	for kv in "$@"; do
+		echo "${kv#*=}" > "$fd/${kv%%=*}" 2>/dev/null || { echo "${kv%%=*}"; return 1; }
+	done
+}
+fi_disarm() { fi_set "$1" probability=0 times=0 task-filter=N > /dev/null; }
+fi_left() { cat "$1/times" 2>/dev/null; }
+SEEN10=$(slab_reports | wc -l)
+R10=""
+S10=""
+FI_PAGE=""
+FI_RUN=failslab-unarmed
+FI_PAGE_LEFT=""
+FI_SLAB_LEFT=""
+FI_LOADED=0
+: > /tmp/fi.ktap
+fsub() { echo "    $*" >> /tmp/fi.ktap; }
+if [ -d $FPA ] && [ "$FI_NOARM" = 0 ]; then
+	BAD=$(fi_set $FPA task-filter=Y times=$FI_TIMES space=0 interval=1 verbose=1 \
+		min-order=0 ignore-gfp-wait=N ignore-gfp-highmem=N probability=100)
+	if [ -z "$BAD" ]; then FI_PAGE=page; else R10="cannot write $FPA/$BAD"; fi
+fi
+[ "$FI_NOARM" = 1 ] && FI_PAGE=page     # planted: claims what it did not do
+if [ ! -f "$FI_MOD" ]; then
+	R10="$FI_MOD missing from initramfs"
+else
+	if insmod "$FI_MOD" armed=$FI_PAGE > /tmp/fi-insmod.out 2>&1; then
+		FI_LOADED=1
+	else
+		R10="insmod $FI_NAME failed: $(head -n 1 /tmp/fi-insmod.out)"
+	fi
+	[ "$FI_PAGE" = page ] && [ "$FI_NOARM" = 0 ] && FI_PAGE_LEFT=$(fi_left $FPA)
+	[ -d $FPA ] && fi_disarm $FPA
+	if [ -d $FSL ] && [ "$FI_NOARM" = 0 ]; then
+		BAD=$(fi_set $FSL task-filter=Y times=$FI_TIMES space=0 interval=1 verbose=1 \
+			ignore-gfp-wait=N cache-filter=N probability=100)
+		if [ -z "$BAD" ]; then FI_RUN=failslab; else R10=${R10:-"cannot write $FSL/$BAD"}; fi
+	fi
+	[ "$FI_NOARM" = 1 ] && FI_RUN=failslab
+	if [ "$FI_LOADED" = 1 ] && ! echo $FI_RUN > /sys/module/$FI_NAME/parameters/run 2>/tmp/fi-run.err; then
+		R10=${R10:-"the failslab phase did not run: $(head -n 1 /tmp/fi-run.err)"}
+	fi
+	[ "$FI_RUN" = failslab ] && [ "$FI_NOARM" = 0 ] && FI_SLAB_LEFT=$(fi_left $FSL)
+	[ -d $FSL ] && fi_disarm $FSL
+fi
+dmesg | sed -n 's/^.*slabconv-fi-ktap: //p' | grep -v "^# $FI_NAME: unloaded" > /tmp/fi-mod.ktap
+FI_CFG=$(sed -n 's/^# faultinj: allocator .*, fail_page_alloc \([01]\), failslab \([01]\),.*/\1\2/p' /tmp/fi-mod.ktap | head -n 1)
+FI_OOM=$(sed -n 's/^# faultinj: allocator .*, oom_report \([01]\),.*/\1/p' /tmp/fi-mod.ktap | head -n 1)
+if [ -z "$R10" ] && [ "$FI_CFG" = 00 ]; then
+	S10="CONFIG_FAIL_PAGE_ALLOC and CONFIG_FAILSLAB are not set"
+	[ "$FI_LOADED" = 1 ] && rmmod $FI_NAME 2>/dev/null
+	ktap "ok 10 - fault_injection # SKIP $S10"
+else
+	fsub "KTAP version 1"
+	fsub "# fault_injection: allocator $ALLOC, fail_page_alloc ${FI_CFG%?} failslab ${FI_CFG#?} (module), debugfs $( [ -d $FPA ] && echo yes || echo no ), armed: ${FI_PAGE:-no} / $FI_RUN"
+	fsub "1..4"
+	# 10.1: the module's cases.
+	PLAN=$(sed -n 's/^1\.\.\([0-9][0-9]*\)$/\1/p' /tmp/fi-mod.ktap | head -n 1)
+	NRES=$(grep -cE '^(not )?ok [0-9]+' /tmp/fi-mod.ktap)
+	NFAIL=$(grep -c '^not ok ' /tmp/fi-mod.ktap)
+	F1=""
+	if [ ! -s /tmp/fi-mod.ktap ]; then F1="$FI_NAME printed nothing"
+	elif [ -z "$PLAN" ]; then F1="$FI_NAME printed no plan"
+	elif [ "$NRES" -ne "$PLAN" ]; then F1="$FI_NAME reported $NRES of $PLAN results"
+	elif [ "$NFAIL" -ne 0 ]; then F1="$NFAIL of $PLAN $FI_NAME cases failed: $(sed -n 's/^not ok [0-9]* - //p' /tmp/fi-mod.ktap | head -n 1)"
+	fi
+	while IFS= read -r line; do fsub "    $line"; done < /tmp/fi-mod.ktap
+	if [ -z "$F1" ]; then fsub "ok 1 - $FI_NAME"; else fsub "not ok 1 - $FI_NAME # $F1"; R10=${R10:-"$FI_NAME failed"}; fi
+	# 10.2: injected failures, from the attributes' own counters.  Every
+	# NULL of the page phase took at least one injected page failure (SLUB:
+	# the high-order attempt and the fallback), every NULL of the failslab
+	# phase exactly one should_failslab().
+	F2=""
+	S2=""
+	NP=$(sed -n 's/^# faultinj: NULL returns: \([0-9]*\) under fail_page_alloc, \([0-9]*\) under failslab$/\1/p' /tmp/fi-mod.ktap | head -n 1)
+	NS=$(sed -n 's/^# faultinj: NULL returns: \([0-9]*\) under fail_page_alloc, \([0-9]*\) under failslab$/\2/p' /tmp/fi-mod.ktap | head -n 1)
+	IP=""
+	IS=""
+	[ -n "$FI_PAGE_LEFT" ] && IP=$((FI_TIMES - FI_PAGE_LEFT))
+	[ -n "$FI_SLAB_LEFT" ] && IS=$((FI_TIMES - FI_SLAB_LEFT))
+	fsub "# fail_page_alloc injected ${IP:-?} failures, the module saw ${NP:-?} NULL returns; failslab injected ${IS:-?}, the module saw ${NS:-?}"
+	if [ "$FI_NOARM" = 1 ]; then
+		S2="slabconv.faultinj=noarm: nothing was armed"
+	elif [ -z "$NP" ] || [ -z "$NS" ]; then
+		F2="the module printed no NULL counts"
+	elif [ "${FI_CFG%?}" = 1 ] && [ -z "$IP" ]; then
+		F2="no fail_page_alloc counter (not armed)"
+	elif [ -n "$IP" ] && [ "$NP" -eq 0 ]; then
+		F2="no allocation returned NULL in the page phase"
+	elif [ -n "$IP" ] && [ "$IP" -lt "$NP" ]; then
+		F2="fail_page_alloc injected $IP failures but $NP allocations returned NULL"
+	elif [ -n "$IS" ] && [ "$IS" -ne "$NS" ]; then
+		F2="failslab injected $IS failures but $NS allocations returned NULL"
+	elif [ -n "$IS" ] && [ "$NS" -eq 0 ]; then
+		F2="no allocation returned NULL in the failslab phase"
+	fi
+	if [ -n "$F2" ]; then fsub "not ok 2 - injected_failures # $F2"; R10=${R10:-"injected_failures failed"}
+	elif [ -n "$S2" ]; then fsub "ok 2 - injected_failures # SKIP $S2"
+	else fsub "ok 2 - injected_failures"; fi
+	# 10.3: the report of the failure without __GFP_NOWARN, inside the
+	# module's bracket (the host's console scanner checks it too).
+	F3=""
+	OOMC=$(dmesg | sed -n 's/^.*slabconv-expect: begin oom nomem \([^ ]*\)$/\1/p' | head -n 1)
+	if [ "$FI_OOM" != 1 ]; then
+		fsub "ok 3 - oom_report # SKIP $ALLOC prints no out-of-memory report for a slab (SLUB without SLUB_DEBUG, SLAB without DEBUG_SLAB, SLOB)"
+	else
+		dmesg | sed 's/^\[[ 0-9.]*\] //' | awk -v c="$OOMC" '
+			/^slabconv-expect: begin oom / { on = 1; next }
+			/^slabconv-expect: end oom/ { on = 0; next }
+			on && /SL[AU]B: Unable to allocate memory on node/ { rep++ }
+			on && rep && index($0, "cache: " c ",") { named++ }
+			END { print rep + 0, named + 0 }' > /tmp/fi-oom.res
+		read -r OOMR OOMN < /tmp/fi-oom.res
+		fsub "# $OOMR out-of-memory report(s) in the bracket, $OOMN naming ${OOMC:-?}"
+		if [ -z "$OOMC" ]; then F3="the module printed no bracket"
+		elif [ "$FI_NOARM" = 1 ]; then F3="nothing failed (slabconv.faultinj=noarm)"
+		elif [ "${OOMR:-0}" -eq 0 ]; then F3="no 'Unable to allocate memory on node' report in the bracket"
+		elif [ "${OOMN:-0}" -eq 0 ]; then F3="the report does not name the cache $OOMC"
+		fi
+		if [ -z "$F3" ]; then fsub "ok 3 - oom_report"; else fsub "not ok 3 - oom_report # $F3"; R10=${R10:-"oom_report failed"}; fi
+	fi
+	# 10.4: the module's caches afterwards.
+	F4=""
+	NV=0
+	if [ -d /sys/kernel/slab ]; then
+		ORDERS=""
+		for d in /sys/kernel/slab/slabconv_fi_*; do
+			[ -e "$d" ] || continue
+			[ -L "$d" ] && continue
+			c=${d##*/}
+			o=$(cat "$d/order" 2>/dev/null)
+			fsub "# $c: order ${o:-?}, $(cat "$d/objs_per_slab" 2>/dev/null) objects per slab, $(cut -d' ' -f1 "$d/objects" 2>/dev/null) objects, $(cut -d' ' -f1 "$d/slabs" 2>/dev/null) slabs"
+			case " $ORDERS " in *" $o "*) ;; *) ORDERS="$ORDERS $o" ;; esac
+			if [ -e "$d/validate" ]; then
+				usleep 20000
+				if echo 1 > "$d/validate" 2>/dev/null; then NV=$((NV + 1))
+				elif [ "$VALIDATE_DEBUG_ONLY" = 1 ] && [ "$(cat "$d/sanity_checks" 2>/dev/null)" = 0 ]; then :
+				else F4="validate write failed for $c"
+				fi
+			fi
+		done
+		fsub "# validated $NV of the module's caches; slab orders:$ORDERS"
+	fi
+	ERR=$(slab_reports "$SEEN10" | head -n 1)
+	[ -z "$F4" ] && [ -n "$ERR" ] && F4="slab report in dmesg: $ERR"
+	if [ "$FI_LOADED" = 1 ]; then
+		if ! rmmod $FI_NAME > /tmp/fi-rmmod.out 2>&1; then
+			F4=${F4:-"rmmod $FI_NAME failed: $(head -n 1 /tmp/fi-rmmod.out)"}
+		elif ls -d /sys/kernel/slab/slabconv_fi_* > /dev/null 2>&1 ||
+		     { [ -r /proc/slabinfo ] && grep -q '^slabconv_fi_' /proc/slabinfo; }; then
+			F4=${F4:-"slabconv_fi_ caches still present after rmmod"}
+		else
+			ERR=$(slab_reports "$SEEN10" | head -n 1)
+			[ -n "$ERR" ] && F4=${F4:-"slab report in dmesg: $ERR"}
+		fi
+	else
+		F4=${F4:-"module not loaded"}
+	fi
+	if [ -z "$F4" ]; then fsub "ok 4 - caches_after"; else fsub "not ok 4 - caches_after # $F4"; R10=${R10:-"caches_after failed"}; fi
+	while IFS= read -r line; do ktap "$line"; done < /tmp/fi.ktap
+	if [ -z "$R10" ]; then ktap "ok 10 - fault_injection"; else ktap "not ok 10 - fault_injection # $R10"; fi
+fi
+# <<< slabconv-faultinj section <<<
+
+# ---- 11: lib/test_meminit.c ----------------------------------------------------------
+# Built in, it runs at boot and prints, per function, "all N tests in FN
+# passed" or "FN failed F out of N times", then "all N tests passed!" or
+# "failures: F out of N" (read at the start of init, /tmp/boot-meminit.log).
+# Its checks expect every new page and object zeroed (init_on_alloc, the
+# kernels here have it on by default).  Slab poisoning takes precedence over
+# init_on_alloc (slab_want_init_on_alloc(): a SLAB_POISON cache is zeroed
+# only for __GFP_ZERO): SLUB with slub_debug=P says so at boot ("mem
+# auto-init: SLAB_POISON will take precedence"), SLAB with DEBUG_SLAB poisons
+# every cache but SLAB_TYPESAFE_BY_RCU ones, and 5.10's SLOB zeroes its
+# blocks only for __GFP_ZERO.  There test_kvmalloc (kmalloc objects) and
+# test_kmemcache (fresh caches without __GFP_ZERO) cannot pass: a failure of
+# theirs is a SKIP that names the reason and quotes the kernel's line;
+# test_pages and test_rcu_persistent must pass everywhere.
+MI_WHY=""
+if grep -q '^mem auto-init: SLAB_POISON will take precedence' /tmp/boot-meminit.log; then
+	MI_WHY="slab poisoning (slub_debug=P) takes precedence over init_on_alloc: poisoned objects are not zeroed"
+elif [ "$ALLOC" = SLAB ] && [ "$(sed -n 's/^# faultinj: .*, debug_slab \([01]\),.*/\1/p' /tmp/fi-mod.ktap | head -n 1)" = 1 ]; then
+	MI_WHY="DEBUG_SLAB poisons every cache but SLAB_TYPESAFE_BY_RCU ones, which takes precedence over init_on_alloc"
+elif [ "$ALLOC" = SLOB ]; then
+	MI_WHY="SLOB zeroes its blocks only for __GFP_ZERO (no init_on_alloc/init_on_free in 5.10's slob_alloc())"
+fi
+MI_BUILTIN=$(sed -n 's/^# faultinj: .*, test_meminit \([01]\),.*/\1/p' /tmp/fi-mod.ktap | head -n 1)
+if ! grep -q '^test_meminit: ' /tmp/boot-meminit.log; then
+	if [ "$MI_BUILTIN" = 1 ]; then
+		ktap "not ok 11 - test_meminit # CONFIG_TEST_MEMINIT=y but no test_meminit lines in dmesg"
+	else
+		ktap "ok 11 - test_meminit # SKIP CONFIG_TEST_MEMINIT is not built in"
+	fi
+else
+	R11=""
+	MI_TOTAL=$(sed -n -e 's/^test_meminit: \(all [0-9]* tests passed!\)$/\1/p' \
+		-e 's/^test_meminit: \(failures: [0-9]* out of [0-9]*\)$/\1/p' /tmp/boot-meminit.log | head -n 1)
+	ktap "    KTAP version 1"
+	ktap "    # Subtest: test_meminit"
+	ktap "    # $(grep '^mem auto-init: ' /tmp/boot-meminit.log | tr '\n' ' ')"
+	ktap "    # test_meminit: ${MI_TOTAL:-no total line}"
+	ktap "    1..4"
+	i=0
+	for fn in test_pages test_kvmalloc test_kmemcache test_rcu_persistent; do
+		i=$((i + 1))
+		OKL=$(grep -E "^test_meminit: all [0-9]+ tests in $fn passed$" /tmp/boot-meminit.log | head -n 1)
+		BADL=$(sed -n "s/^test_meminit: $fn failed \([0-9]* out of [0-9]* times\)$/\1/p" /tmp/boot-meminit.log | head -n 1)
+		if [ -n "$OKL" ]; then
+			ktap "    ok $i - $fn"
+		elif [ -n "$BADL" ] && [ -n "$MI_WHY" ] && { [ $fn = test_kvmalloc ] || [ $fn = test_kmemcache ]; }; then
+			ktap "    ok $i - $fn # SKIP $MI_WHY (test_meminit: failed $BADL)"
+		elif [ -n "$BADL" ]; then
+			ktap "    not ok $i - $fn # failed $BADL"
+			R11=${R11:-"$fn failed $BADL"}
+		else
+			ktap "    not ok $i - $fn # no result line"
+			R11=${R11:-"$fn has no result line"}
+		fi
+	done
+	if [ -z "$R11" ]; then ktap "ok 11 - test_meminit"; else ktap "not ok 11 - test_meminit # $R11"; fi
+fi
 
 finish "$(uptime_s)"
