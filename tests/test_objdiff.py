@@ -74,9 +74,11 @@ long after(struct page *p)
 def test_same_source_compiled_twice_is_equal(tmp_path, flags):
     a = cc(tmp_path, "a", BASE, flags)
     b = cc(tmp_path, "b", BASE, flags)
-    d = objdiff.compare(a, b, label="unit.o")
-    assert d.equal, d.text(excerpts=True)
+    d = objdiff.compare(a, b, label="unit.o", quick=False)      # disassembled
+    assert d.equal and not d.quick, d.text(excerpts=True)
     assert d.compared == 3 and objdiff.stable(a, b)
+    q = objdiff.compare(a, b, label="unit.o")
+    assert q.equal and q.quick and q.compared == 3 and q.present == {"helper", "grow", "after"}
     assert d.text() == "unit.o: code unchanged (3 functions)"
     fa = objdiff.function_code(a)
     assert set(fa) == {"helper", "grow", "after"}
@@ -480,3 +482,31 @@ def test_bloat_runs_the_kernel_script(tmp_path):
     assert (same.add, same.remove, same.grow, same.shrink, same.net) == (0, 0, 0, 0, 0)
     with pytest.raises(SlabconvError):
         objdiff.bloat(a, tmp_path / "missing.o", _bloat_script())
+
+
+def test_check_patch_judges_every_object(tmp_path):
+    a = cc(tmp_path, "before/mm", PLAIN_FN, fname="slub.c")
+    cc(tmp_path, "before/mm", BASE, fname="usercopy.c")
+    cc(tmp_path, "after/mm", PLAIN_FN.replace("p->flags & 7", "p->flags & 5"), fname="slub.c")
+    cc(tmp_path, "after/mm", BASE, fname="usercopy.c")
+    objs = ["mm/slub.o", "mm/usercopy.o"]
+    r = objdiff.check_patch(tmp_path / "before", tmp_path / "after", objs, None, patch="7/58 x")
+    assert not r.ok and [f.function for f in r.unexpected] == ["other"]
+    assert [d.object for d in r.changed] == ["mm/slub.o"]
+    assert "1 unexpected" in r.text().splitlines()[0]
+    assert "UNEXPECTED 7/58 x: mm/slub.o: other: code changed, +0 bytes" in r.text()
+    ok = objdiff.check_patch(tmp_path / "before", tmp_path / "after", objs,
+                             [manifest.CodeExpect(["other"], "the mask")], patch="7/58 x")
+    assert ok.ok and ok.to_dict()["objects_changed"] == 1
+    assert a.is_file()
+
+
+def test_quick_path_sees_a_code_change_and_ignores_data_it_does_not_read(tmp_path):
+    src = PLAIN_FN + "int table_a[4] = { 1, 2, 3, 4 };\n"
+    a = cc(tmp_path, "a", src)
+    b = cc(tmp_path, "b", src.replace("{ 1, 2, 3, 4 }", "{ 1, 2, 3, 5 }"))
+    d = objdiff.compare(a, b)
+    assert d.equal and d.quick                     # .data differs, no code reads it
+    c = cc(tmp_path, "c", src.replace("p->flags & 7", "p->flags & 6"))
+    d = objdiff.compare(a, c)
+    assert not d.quick and [x.function for x in d.changed] == ["other"]

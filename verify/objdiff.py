@@ -371,6 +371,7 @@ class ObjDiff:
     missing_before: bool = False                      # no object before (new file)
     missing_after: bool = False
     present: frozenset = frozenset()                  # function names in either object
+    quick: bool = False                               # equal without disassembling
 
     @property
     def equal(self) -> bool:
@@ -385,6 +386,7 @@ class ObjDiff:
         return {"object": self.object, "equal": self.equal, "compared": self.compared,
                 "delta": self.delta, "missing_before": self.missing_before,
                 "missing_after": self.missing_after, "renames": dict(self.renames),
+                "quick": self.quick,
                 "changed": [c.to_dict() for c in self.changed],
                 "added": [a.to_dict() for a in self.added],
                 "removed": [r.to_dict() for r in self.removed]}
@@ -1046,6 +1048,58 @@ def _excerpt(a: str, b: str, limit: int = EXCERPT_LINES) -> str:
     return "\n".join(d)
 
 
+def _elf_functions(elf: Elf) -> list:
+    """The function names function_code() would give, from the symbols alone
+    (X.cold folded into X; the pseudo-functions of unclaimed code left out)."""
+    names = {s.name for s in elf.symbols
+             if s.type == STT_FUNC and s.defined and s.size > 0 and s.name
+             and elf.sections[s.shndx].exec}
+    return sorted(n for n in names
+                  if not (_COLD.match(n) and _COLD.match(n).group(1) in names))
+
+
+def _quick_equal(a: Elf, b: Elf) -> bool:
+    """True when everything the normalised code is made of is the same in
+    both objects, so the code is equal without disassembling: the bytes of
+    every code section, every relocation (by symbol name or section name),
+    the symbol tables, and the bytes of every section a relocation in code
+    refers to.  (A header change typically moves only __bug_table's line
+    numbers, which nothing here reads.)  False means "look closer"."""
+    if a.machine != b.machine or len(a.sections) != len(b.sections):
+        return False
+
+    def syms(e: Elf):
+        return sorted((s.name, s.type, s.bind, e.sections[s.shndx].name if s.defined else "",
+                       s.value, s.size) for s in e.symbols if s.type != STT_FILE)
+
+    def rels(e: Elf, idx: int):
+        out = []
+        for r in e.relocs.get(idx, []):
+            s = e.symbols[r.sym] if r.sym < len(e.symbols) else None
+            out.append((r.offset, r.type, r.addend, s.name if s else "",
+                        e.sections[s.shndx].name if s is not None and s.defined else ""))
+        return out
+
+    referenced = set()
+    for sa, sb in zip(a.sections, b.sections):
+        if (sa.name, sa.type, sa.flags, sa.size, sa.entsize) != (
+                sb.name, sb.type, sb.flags, sb.size, sb.entsize):
+            return False
+        if rels(a, sa.index) != rels(b, sb.index):
+            return False
+        if sa.exec:
+            if a.section_data(sa) != b.section_data(sb):
+                return False
+            for r in a.relocs.get(sa.index, []):
+                s = a.symbols[r.sym] if r.sym < len(a.symbols) else None
+                if s is not None and s.defined:
+                    referenced.add(s.shndx)
+    if syms(a) != syms(b):
+        return False
+    return all(a.section_data(a.sections[i]) == b.section_data(b.sections[i])
+               for i in referenced)
+
+
 def _renamed(name: str, renames: dict) -> str:
     """The name after the patch of a function compared under `name`, or ""."""
     base, dot, rest = name.partition(".")
@@ -1055,16 +1109,25 @@ def _renamed(name: str, renames: dict) -> str:
 
 
 def compare(before_obj, after_obj, renames: Optional[dict] = None, *,
-            label: Optional[str] = None) -> ObjDiff:
+            label: Optional[str] = None, quick: bool = True) -> ObjDiff:
     """Compare the functions of two builds of an object.  `renames` {old:
     new}: a function the patch renamed is compared under its old name, and
     its new name in calls and its `__func__` read as the old one.  A missing
-    file is an object with no functions (a new or a deleted object)."""
+    file is an object with no functions (a new or a deleted object).
+    quick: objects whose code, relocations, symbols and referenced data are
+    the same byte for byte are equal without disassembling them (ObjDiff.
+    quick; not with renames)."""
     renames = dict(renames or {})
     inv = {new: old for old, new in renames.items()}
     a_path, b_path = Path(before_obj), Path(after_obj)
     d = ObjDiff(label or str(after_obj), renames=renames,
                 missing_before=not a_path.is_file(), missing_after=not b_path.is_file())
+    if quick and a_path.is_file() and b_path.is_file() and not renames:
+        ea, eb = Elf(a_path), Elf(b_path)
+        if ea.data == eb.data or _quick_equal(ea, eb):
+            names = _elf_functions(ea)
+            d.compared, d.present, d.quick = len(names), frozenset(names), True
+            return d
     fa = function_code(a_path) if a_path.is_file() else {}
     fb = function_code(b_path, inv) if b_path.is_file() else {}
     d.present = frozenset(fa) | frozenset(fb)
@@ -1092,6 +1155,54 @@ def compare_objects(before_dir, after_dir, objects: Iterable[str],
     """compare() for each object (paths relative to both directories)."""
     return [compare(Path(before_dir) / o, Path(after_dir) / o, renames, label=o)
             for o in objects]
+
+
+@dataclass
+class PatchCode:
+    """The object-code check of one patch: every object compared, and the
+    changes judged against the patch's declared expectations."""
+    patch: str
+    diffs: list                       # ObjDiff
+    unexpected: list                  # Finding
+    missing: list                     # Finding
+    seconds: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return not self.unexpected
+
+    @property
+    def changed(self) -> list:
+        return [d for d in self.diffs if not d.equal]
+
+    def to_dict(self) -> dict:
+        return {"patch": self.patch, "ok": self.ok, "seconds": round(self.seconds, 2),
+                "objects": len(self.diffs), "objects_changed": len(self.changed),
+                "diffs": [d.to_dict() for d in self.changed],
+                "unexpected": [f.to_dict() for f in self.unexpected],
+                "missing": [f.to_dict() for f in self.missing]}
+
+    def text(self) -> str:
+        n_fn = sum(len(d.changed) + len(d.added) + len(d.removed) for d in self.changed)
+        out = [f"{self.patch + ': ' if self.patch else ''}{len(self.diffs)} objects compared, "
+               f"{n_fn} functions with changed code in {len(self.changed)}; "
+               f"{len(self.unexpected)} unexpected, {len(self.missing)} expected but missing"]
+        for d in self.changed:
+            out.extend("  " + ln for ln in d.lines())
+        out.extend("  UNEXPECTED " + f.text() for f in self.unexpected)
+        out.extend("  missing " + f.text() for f in self.missing)
+        return "\n".join(out)
+
+
+def check_patch(before_dir, after_dir, objects: Iterable[str], expectations=None,
+                renames: Optional[dict] = None, patch: str = "") -> PatchCode:
+    """Compare `objects` (relative paths) of a snapshot taken before a
+    patch's build with O= after it, and judge the changes (see judge)."""
+    import time
+    t0 = time.monotonic()
+    diffs = compare_objects(before_dir, after_dir, sorted(set(objects)), renames)
+    unexpected, missing = judge(expectations, diffs, patch)
+    return PatchCode(patch, diffs, unexpected, missing, time.monotonic() - t0)
 
 
 def snapshot(o_dir, objects: Iterable[str], dest) -> list:
