@@ -152,8 +152,13 @@ def test_renamed_function_is_compared_under_its_old_name(tmp_path):
     d = objdiff.compare(a, b, {"print_page_info": "print_slab_info"}, label="mm/slub.o")
     assert d.equal, d.text(excerpts=True)
     assert d.compared == 2
-    # without the rename: one function gone, one new, and the caller's call differs
-    plain = objdiff.compare(a, b)
+    # not declared: found, since the code is the same but for the name
+    found = objdiff.compare(a, b, label="mm/slub.o")
+    assert found.equal and found.found_renames == {"print_page_info": "print_slab_info"}
+    assert found.renames == {}
+    assert "print_page_info renamed print_slab_info, same code" in found.text()
+    # neither declared nor looked for: one function gone, one new, the caller's call differs
+    plain = objdiff.compare(a, b, detect_renames=False)
     assert [r.function for r in plain.removed] == ["print_page_info"]
     assert [x.function for x in plain.added] == ["print_slab_info"]
     assert [c.function for c in plain.changed] == ["slab_err"]

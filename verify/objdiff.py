@@ -325,10 +325,11 @@ class FuncCode:
     digest: str
     text: str
     section: str = ""
+    aliases: tuple = ()              # other names of the same code (identical code folding)
 
     def to_dict(self) -> dict:
         return {"size": self.size, "digest": self.digest, "section": self.section,
-                "lines": self.text.count("\n") + 1}
+                "lines": self.text.count("\n") + 1, "aliases": list(self.aliases)}
 
 
 @dataclass
@@ -372,6 +373,8 @@ class ObjDiff:
     missing_after: bool = False
     present: frozenset = frozenset()                  # function names in either object
     quick: bool = False                               # equal without disassembling
+    aliases: list = field(default_factory=list)       # "new = old": a new name of old code
+    found_renames: dict = field(default_factory=dict)  # old -> new, same code (not declared)
 
     @property
     def equal(self) -> bool:
@@ -386,7 +389,8 @@ class ObjDiff:
         return {"object": self.object, "equal": self.equal, "compared": self.compared,
                 "delta": self.delta, "missing_before": self.missing_before,
                 "missing_after": self.missing_after, "renames": dict(self.renames),
-                "quick": self.quick,
+                "quick": self.quick, "aliases": list(self.aliases),
+                "found_renames": dict(self.found_renames),
                 "changed": [c.to_dict() for c in self.changed],
                 "added": [a.to_dict() for a in self.added],
                 "removed": [r.to_dict() for r in self.removed]}
@@ -403,14 +407,17 @@ class ObjDiff:
         return out
 
     def text(self, excerpts: bool = False) -> str:
+        found = "".join(f"; {a} renamed {b}, same code" for a, b in self.found_renames.items())
         if self.equal:
-            return f"{self.object}: code unchanged ({self.compared} functions)"
+            return f"{self.object}: code unchanged ({self.compared} functions){found}"
         lines = self.lines()
         out = []
         for i, ln in enumerate(lines):
             out.append(ln)
             if excerpts and i < len(self.changed) and self.changed[i].excerpt:
                 out.extend("    " + x for x in self.changed[i].excerpt.splitlines())
+        if found:
+            out.append(f"{self.object}: {found[2:]}")
         return "\n".join(out)
 
 
@@ -575,8 +582,20 @@ class _Object:
                 if s.name not in self.funcs:
                     self.funcs[s.name] = _Func(s.name, secs[s.shndx], s.value, s.size)
                 self.franges.setdefault(s.shndx, []).append((s.value, s.value + s.size, s.name))
-        for v in self.franges.values():
+        self.group = {}                 # name -> all names of its range (aliases), if > 1
+        for k, v in self.franges.items():
             v.sort()
+            grouped = []
+            for a, b, n in v:
+                if grouped and grouped[-1][:2] == (a, b):
+                    grouped[-1][2].append(n)
+                else:
+                    grouped.append((a, b, [n]))
+            self.franges[k] = [(a, b, ns[0]) for a, b, ns in grouped]
+            for _, _, ns in grouped:
+                if len(ns) > 1:
+                    for n in ns:
+                        self.group[n] = tuple(ns)
         self.fstarts = {k: [a for a, _, _ in v] for k, v in self.franges.items()}
         self._refs = self._referenced_offsets()
         self.snippets = self._find_snippets()
@@ -590,6 +609,15 @@ class _Object:
         if dot and base in self.rename:
             return self.rename[base] + "." + rest
         return name
+
+    def fname(self, name: str) -> str:
+        """A function as a target: its name, or {alias:a|b} when several
+        names share its code (GCC's identical code folding makes a new
+        function an alias of an old one); compare() picks one of them."""
+        g = self.group.get(name)
+        if g is None:
+            return self.rn(name)
+        return "{alias:" + "|".join(sorted(self.rn(x) for x in g)) + "}"
 
     def rn_string(self, b: bytes) -> bytes:
         try:
@@ -792,9 +820,9 @@ class _Object:
             f = self.func_at(shndx, off)
             if f is not None:
                 start = self.funcs[f].start if f in self.funcs else off
-                if ctx is not None and f in ctx.selves:
-                    return f"{self.rn(f)}+{off - start:#x}"
-                return self.rn(f) if off == start else f"{self.rn(f)}+{off - start:#x}"
+                if ctx is not None and any(x in ctx.selves for x in self.group.get(f, (f,))):
+                    return f"{self.fname(f)}+{off - start:#x}"
+                return self.fname(f) if off == start else f"{self.fname(f)}+{off - start:#x}"
             sn = self.snippet_at(shndx, off)
             if sn is not None:
                 if ctx is not None and sn is ctx.snippet:
@@ -974,16 +1002,18 @@ class _Object:
             mine = sorted((sn for lst in self.snippets.values() for sn in lst
                            if sn.owner in parts and sn.how in ("table", "jump")
                            and id(sn) not in ctx.refs),
-                          key=lambda sn: (sn.how, self.rn(sn.owner), sn.site, sn.sec.name,
+                          key=lambda sn: (sn.how, self.fname(sn.owner), sn.site, sn.sec.name,
                                           sn.start))
             for sn in mine:
                 lines.append(f"-- [{sn.sec.name}] {'for' if sn.how == 'table' else 'into'} "
-                             f"{self.rn(sn.owner)}+{sn.site:#x}:")
+                             f"{self.fname(sn.owner)}+{sn.site:#x}:")
                 lines += self.snippet_code(sn, _Ctx(n, set(parts)))
                 size += sn.end - sn.start
             text = "\n".join(lines)
             out[self.rn(n)] = FuncCode(size, _digest(size, text), text,
-                                       self.funcs[n].sec.name)
+                                       self.funcs[n].sec.name,
+                                       tuple(sorted(self.rn(x) for x in self.group.get(n, ())
+                                                    if x != n)))
         # what nothing claimed: one pseudo-function per section
         for shndx, lst in sorted(self.snippets.items()):
             rest = [sn for sn in lst if sn.owner is None]
@@ -1040,7 +1070,18 @@ def function_code(obj_path, rename: Optional[dict] = None) -> dict:
 # --------------------------------------------------------------------------
 # comparing
 
-def _excerpt(a: str, b: str, limit: int = EXCERPT_LINES) -> str:
+def _excerpt(a: str, b: str, name: str = "", limit: int = EXCERPT_LINES) -> str:
+    """A unified diff of two normalised texts.  The offsets of jumps inside
+    the function (`<fn+0x1c8>`) are masked (`<fn+?>`) so that the diff shows
+    what changed, not every jump past it; when only offsets differ (the same
+    instructions encoded at other sizes) the diff is of the texts as they
+    are."""
+    if name:
+        base = re.escape(clone_base(name))
+        mask = re.compile(r"<((?:\{alias:[^{}]*\}|" + base + r"[.\w]*))\+0x[0-9a-f]+>")
+        ma, mb = mask.sub(r"<\1+?>", a), mask.sub(r"<\1+?>", b)
+        if ma != mb:
+            a, b = ma, mb
     d = list(difflib.unified_diff(a.splitlines(), b.splitlines(), "before", "after", n=2,
                                   lineterm=""))[2:]
     if len(d) > limit:
@@ -1100,6 +1141,63 @@ def _quick_equal(a: Elf, b: Elf) -> bool:
                for i in referenced)
 
 
+_ALIAS = re.compile(r"\{alias:([^{}]+)\}")
+
+
+def _fold_aliases(fa: dict, fb: dict):
+    """Names that share one function's code (an alias made by identical
+    code folding) are that one function: each group is named by one of its
+    names, preferring a name both objects have (the old function a new one
+    was folded into), and the others are not functions of their own.
+    Returns the two dicts and the aliases after the patch that are new."""
+    both = set(fa) & set(fb)
+
+    def rep(group) -> str:
+        inb = sorted(n for n in group if n in both)
+        return inb[0] if inb else sorted(group)[0]
+
+    def fold(funcs: dict) -> dict:
+        out = {}
+        for name, fc in funcs.items():
+            if fc.aliases and rep((name,) + fc.aliases) != name:
+                continue
+            text = _ALIAS.sub(lambda m: rep(tuple(m.group(1).split("|"))), fc.text)
+            if text != fc.text or fc.aliases:
+                fc = FuncCode(fc.size, _digest(fc.size, text), text, fc.section, fc.aliases)
+            out[name] = fc
+        return out
+
+    new_aliases = sorted(f"{a} = {n}" for n, fc in fb.items() if n in fb
+                         for a in fc.aliases if a not in fa
+                         and rep((n,) + fc.aliases) == n)
+    return fold(fa), fold(fb), new_aliases
+
+
+def _same_code_renames(fa: dict, fb: dict) -> dict:
+    """{old: new} for functions only in fa and only in fb whose code is the
+    same once the new name (in its own jumps, its cold part, its __func__)
+    reads as the old one; each name in one pair at most."""
+    gone = {n: f for n, f in fa.items() if n not in fb and not n.startswith("[")}
+    new = {n: f for n, f in fb.items() if n not in fa and not n.startswith("[")}
+    out, used = {}, set()
+    for b in sorted(new):
+        y = new[b]
+        base_b = clone_base(b)
+        for a in sorted(gone):
+            x = gone[a]
+            if a in used or x.size != y.size:
+                continue
+            base_a = clone_base(a)
+            if b[len(base_b):] != a[len(base_a):]:          # the same clone suffix
+                continue
+            pat = re.compile(r"(?<![\w])" + re.escape(base_b) + r"(?![\w])")
+            if pat.sub(base_a, y.text) == x.text:
+                out[base_a] = base_b
+                used.add(a)
+                break
+    return out
+
+
 def _renamed(name: str, renames: dict) -> str:
     """The name after the patch of a function compared under `name`, or ""."""
     base, dot, rest = name.partition(".")
@@ -1109,18 +1207,23 @@ def _renamed(name: str, renames: dict) -> str:
 
 
 def compare(before_obj, after_obj, renames: Optional[dict] = None, *,
-            label: Optional[str] = None, quick: bool = True) -> ObjDiff:
+            label: Optional[str] = None, quick: bool = True,
+            detect_renames: bool = True) -> ObjDiff:
     """Compare the functions of two builds of an object.  `renames` {old:
     new}: a function the patch renamed is compared under its old name, and
     its new name in calls and its `__func__` read as the old one.  A missing
     file is an object with no functions (a new or a deleted object).
     quick: objects whose code, relocations, symbols and referenced data are
     the same byte for byte are equal without disassembling them (ObjDiff.
-    quick; not with renames)."""
+    quick; not with renames).
+    detect_renames: a function that disappeared and one that appeared with
+    the same code but for its own name (a rename the caller did not
+    declare, such as slab_order() -> calc_slab_order()) are a rename:
+    ObjDiff.found_renames, and the comparison is made again with it."""
     renames = dict(renames or {})
     inv = {new: old for old, new in renames.items()}
     a_path, b_path = Path(before_obj), Path(after_obj)
-    d = ObjDiff(label or str(after_obj), renames=renames,
+    d = ObjDiff(label or str(after_obj), renames=dict(renames),
                 missing_before=not a_path.is_file(), missing_after=not b_path.is_file())
     if quick and a_path.is_file() and b_path.is_file() and not renames:
         ea, eb = Elf(a_path), Elf(b_path)
@@ -1130,6 +1233,15 @@ def compare(before_obj, after_obj, renames: Optional[dict] = None, *,
             return d
     fa = function_code(a_path) if a_path.is_file() else {}
     fb = function_code(b_path, inv) if b_path.is_file() else {}
+    fa, fb, d.aliases = _fold_aliases(fa, fb)
+    found = _same_code_renames(fa, fb) if detect_renames else {}
+    if found:
+        # compare again with them: the callers then call the old name
+        d.found_renames = found
+        renames.update(found)
+        inv.update({new: old for old, new in found.items()})
+        fb = function_code(b_path, inv)
+        fa, fb, d.aliases = _fold_aliases(fa, fb)
     d.present = frozenset(fa) | frozenset(fb)
     for name in sorted(set(fa) | set(fb)):
         x, y = fa.get(name), fb.get(name)
@@ -1140,7 +1252,7 @@ def compare(before_obj, after_obj, renames: Optional[dict] = None, *,
         else:
             d.compared += 1
             if x.digest != y.digest:
-                d.changed.append(FuncChange(name, x.size, y.size, _excerpt(x.text, y.text),
+                d.changed.append(FuncChange(name, x.size, y.size, _excerpt(x.text, y.text, name),
                                             new_name=_renamed(name, renames)))
     return d
 
