@@ -515,3 +515,42 @@ def test_quick_path_sees_a_code_change_and_ignores_data_it_does_not_read(tmp_pat
     c = cc(tmp_path, "c", src.replace("p->flags & 7", "p->flags & 6"))
     d = objdiff.compare(a, c)
     assert not d.quick and [x.function for x in d.changed] == ["other"]
+
+
+ISRA = HEAD + """
+__attribute__((noinline)) static long setup_object(struct page *page, long s, void *object)
+{
+	use("setup", s);
+	return (long)object + s;
+}
+
+long allocate(long s, void *o, struct page *page)
+{
+	return setup_object(page, s, o) + setup_object(page, s + 1, o);
+}
+"""
+
+
+def test_a_clone_that_is_no_longer_needed_is_the_same_function(tmp_path):
+    a = cc(tmp_path, "a", ISRA)
+    assert any(n.startswith("setup_object.") for n in objdiff.function_code(a)), \
+        "gcc made no clone of setup_object() (unused parameter)"
+    b = cc(tmp_path, "b", ISRA.replace("setup_object(struct page *page, long s",
+                                       "setup_object(long s").replace(
+        "setup_object(page, ", "setup_object("))
+    assert "setup_object" in objdiff.function_code(b)
+    d = objdiff.compare(a, b)
+    assert d.equal, d.text(excerpts=True)
+    [(old, new)] = d.found_renames.items()
+    assert old.startswith("setup_object.") and new == "setup_object"
+
+
+def test_notes_name_calls_gained_and_helpers_inlined(tmp_path):
+    a = cc(tmp_path, "a", PLAIN_FN)
+    b = cc(tmp_path, "b", PLAIN_FN.replace('use("objects", p->inuse);',
+                                           'use("objects", p->inuse);\n\tuse("more", 1);').replace(
+        "return p->flags & 7;", "use(\"x\", 2);\n\treturn p->flags & 7;"))
+    d = objdiff.compare(a, b)
+    notes = {c.function: c.notes for c in d.changed}
+    assert notes["other"] == ["now calls use"]
+    assert "(now calls use)" in d.text(excerpts=True)

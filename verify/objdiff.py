@@ -339,6 +339,7 @@ class FuncChange:
     new_size: int
     excerpt: str = ""
     new_name: str = ""               # the name after the patch, if renamed
+    notes: list = field(default_factory=list)   # calls gained or lost, inlining
 
     @property
     def delta(self) -> int:
@@ -349,6 +350,8 @@ class FuncChange:
              "new_size": self.new_size, "delta": self.delta, "excerpt": self.excerpt}
         if self.new_name:
             d["new_name"] = self.new_name
+        if self.notes:
+            d["notes"] = list(self.notes)
         return d
 
 
@@ -414,6 +417,8 @@ class ObjDiff:
         out = []
         for i, ln in enumerate(lines):
             out.append(ln)
+            if excerpts and i < len(self.changed) and self.changed[i].notes:
+                out.append("    (" + "; ".join(self.changed[i].notes) + ")")
             if excerpts and i < len(self.changed) and self.changed[i].excerpt:
                 out.extend("    " + x for x in self.changed[i].excerpt.splitlines())
         if found:
@@ -435,7 +440,7 @@ _PADDING = re.compile(r"^(?:(?:data16|cs|ds)\s)*(?:nop[wlq]?\b.*|xchg\s+%ax,%ax|
                       r"lea\s+0x0\(%[er]?si(?:,%[er]iz,1)?\),%[er]?si|"
                       r"lea\s+0x0\(%[er]?di(?:,%[er]iz,1)?\),%[er]?di|"
                       r"mov\s+%esi,%esi|mov\s+%edi,%edi)$")
-_CLONE = re.compile(r"\.(?:cold|constprop|isra|part|lto_priv|localalias|str)(?:\.\d+)?")
+_CLONE = re.compile(r"\.(?:cold|constprop|isra|part|lto_priv|localalias)(?:\.\d+)?")
 _COLD = re.compile(r"^(.+)\.cold(?:\.\d+)?$")
 _NUMBERED = re.compile(r"^(.+)\.\d+$")
 _UNIQUE = re.compile(r"^(__UNIQUE_ID_\w*?)\d+$")
@@ -538,6 +543,10 @@ class _Object:
         self.path = Path(path)
         self.elf = Elf(path)
         self.rename = dict(rename or {})
+        # a string equal to a renamed function's name (its __func__), unless
+        # only the clone suffix changed (foo.isra.0 -> foo: __func__ is "foo")
+        self.str_rename = {clone_base(k): clone_base(v) for k, v in self.rename.items()
+                           if clone_base(k) != clone_base(v)}
         self.em = self.elf.machine
         secs = self.elf.sections
         with tempfile.TemporaryDirectory(prefix="objdiff-") as td:
@@ -624,7 +633,7 @@ class _Object:
             s = b.decode()
         except UnicodeDecodeError:
             return b
-        return self.rename[s].encode() if s in self.rename else b
+        return self.str_rename[s].encode() if s in self.str_rename else b
 
     def sym_name(self, s: Symbol, depth: int = 0) -> str:
         if s.type == STT_FUNC:
@@ -1176,7 +1185,9 @@ def _fold_aliases(fa: dict, fb: dict):
 def _same_code_renames(fa: dict, fb: dict) -> dict:
     """{old: new} for functions only in fa and only in fb whose code is the
     same once the new name (in its own jumps, its cold part, its __func__)
-    reads as the old one; each name in one pair at most."""
+    reads as the old one; each name in one pair at most.  Also a function
+    whose GCC clone changed (setup_object.isra.0 -> setup_object) with the
+    same code."""
     gone = {n: f for n, f in fa.items() if n not in fb and not n.startswith("[")}
     new = {n: f for n, f in fb.items() if n not in fa and not n.startswith("[")}
     out, used = {}, set()
@@ -1188,11 +1199,18 @@ def _same_code_renames(fa: dict, fb: dict) -> dict:
             if a in used or x.size != y.size:
                 continue
             base_a = clone_base(a)
-            if b[len(base_b):] != a[len(base_a):]:          # the same clone suffix
+            if base_a == base_b:
+                # the same function, cloned otherwise (foo.isra.0 -> foo: the
+                # parameter GCC's clone dropped is gone from the source)
+                old, new_, strings = a, b, False
+            elif b[len(base_b):] == a[len(base_a):]:      # the same clone suffix
+                old, new_, strings = base_a, base_b, True
+            else:
                 continue
-            pat = re.compile(r"(?<![\w])" + re.escape(base_b) + r"(?![\w])")
-            if pat.sub(base_a, y.text) == x.text:
-                out[base_a] = base_b
+            q = "" if strings else '"'
+            pat = re.compile(r"(?<![\w.%s])%s(?![\w%s])" % (q, re.escape(new_), q))
+            if pat.sub(old, y.text) == x.text:
+                out[old] = new_
                 used.add(a)
                 break
     return out
@@ -1254,7 +1272,32 @@ def compare(before_obj, after_obj, renames: Optional[dict] = None, *,
             if x.digest != y.digest:
                 d.changed.append(FuncChange(name, x.size, y.size, _excerpt(x.text, y.text, name),
                                             new_name=_renamed(name, renames)))
+    gone = {r.function for r in d.removed}
+    new = {a.function for a in d.added} | {n for n in fb if n not in fa}
+    for c in d.changed:
+        c.notes = _call_notes(c.function, fa[c.function].text, fb[c.function].text, gone, new)
     return d
+
+
+_CALL = re.compile(r"^(?:call|jmp)\S*\s+<([^<>+]+)>", re.M)
+
+
+def _call_notes(name: str, a: str, b: str, gone: set, new: set) -> list:
+    """What a changed function calls that it did not, and the reverse: a
+    static helper the compiler now inlines (its out-of-line copy gone), a
+    new call (page_slab()'s compound_head())."""
+    own = clone_base(name)
+
+    def calls(t):
+        return {x for x in _CALL.findall(t) if clone_base(x) != own and not x.startswith("[")}
+    ca, cb = calls(a), calls(b)
+    notes = []
+    for x in sorted(ca - cb):
+        notes.append(f"{x} inlined (no out-of-line copy left)" if x in gone
+                     else f"no longer calls {x}")
+    for x in sorted(cb - ca):
+        notes.append(f"calls {x}, now out of line" if x in new else f"now calls {x}")
+    return notes[:6]
 
 
 def stable(obj_a, obj_b) -> bool:
