@@ -1233,7 +1233,7 @@ def compare(before_obj, after_obj, renames: Optional[dict] = None, *,
     file is an object with no functions (a new or a deleted object).
     quick: objects whose code, relocations, symbols and referenced data are
     the same byte for byte are equal without disassembling them (ObjDiff.
-    quick; not with renames).
+    quick; with renames only identical files).
     detect_renames: a function that disappeared and one that appeared with
     the same code but for its own name (a rename the caller did not
     declare, such as slab_order() -> calc_slab_order()) are a rename:
@@ -1243,15 +1243,15 @@ def compare(before_obj, after_obj, renames: Optional[dict] = None, *,
     a_path, b_path = Path(before_obj), Path(after_obj)
     d = ObjDiff(label or str(after_obj), renames=dict(renames),
                 missing_before=not a_path.is_file(), missing_after=not b_path.is_file())
-    if quick and a_path.is_file() and b_path.is_file() and not renames:
+    if quick and a_path.is_file() and b_path.is_file():
         ea, eb = Elf(a_path), Elf(b_path)
-        if ea.data == eb.data or _quick_equal(ea, eb):
+        if ea.data == eb.data or (not renames and _quick_equal(ea, eb)):
             names = _elf_functions(ea)
             d.compared, d.present, d.quick = len(names), frozenset(names), True
             return d
-    fa = function_code(a_path) if a_path.is_file() else {}
+    raw_a = fa = function_code(a_path) if a_path.is_file() else {}
     fb = function_code(b_path, inv) if b_path.is_file() else {}
-    fa, fb, d.aliases = _fold_aliases(fa, fb)
+    fa, fb, d.aliases = _fold_aliases(raw_a, fb)
     found = _same_code_renames(fa, fb) if detect_renames else {}
     if found:
         # compare again with them: the callers then call the old name
@@ -1259,7 +1259,7 @@ def compare(before_obj, after_obj, renames: Optional[dict] = None, *,
         renames.update(found)
         inv.update({new: old for old, new in found.items()})
         fb = function_code(b_path, inv)
-        fa, fb, d.aliases = _fold_aliases(fa, fb)
+        fa, fb, d.aliases = _fold_aliases(raw_a, fb)
     d.present = frozenset(fa) | frozenset(fb)
     for name in sorted(set(fa) | set(fb)):
         x, y = fa.get(name), fb.get(name)
