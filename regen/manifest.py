@@ -25,6 +25,12 @@ Schema (TOML, see cocci/series.toml for the documented real thing):
                           signature = "function", param = "text", in = [files]
                           absent = "regex", in = [files]
                           present = "regex", in = [files]
+      [[entry.code]]    functions = [names or globs], why = "...",
+                        objects = [...] (optional)
+                        -- functions whose compiled code this patch is
+                        expected to change (verify/objdiff.py); an entry
+                        without one is type-only: its patch must leave the
+                        code of every function as it was
 """
 from __future__ import annotations
 
@@ -86,6 +92,20 @@ class Expect:
 
 
 @dataclass
+class CodeExpect:
+    """Functions whose compiled code a patch is expected to change, and why
+    (verify/objdiff.judge).  A name covers its GCC clones (foo.cold,
+    foo.isra.0); globs are allowed.  No objects: any object."""
+    functions: list[str]
+    why: str
+    objects: list[str] = field(default_factory=list)
+
+    def describe(self) -> str:
+        where = f" in {', '.join(self.objects)}" if self.objects else ""
+        return f"code of {', '.join(self.functions)}{where} changes: {self.why}"
+
+
+@dataclass
 class Entry:
     id: str
     subject: str
@@ -95,6 +115,7 @@ class Entry:
     expects: list[Expect]
     depends: list[str] = field(default_factory=list)
     skip: str = ""               # why the step does not apply (no patch)
+    code: list[CodeExpect] = field(default_factory=list)   # expected code changes
 
     @property
     def files(self) -> list[str]:
@@ -248,6 +269,24 @@ def _expect(d: dict, where: str) -> Expect:
     raise SlabconvError(f"manifest: {where}: expect needs one of defines/signature/absent/present", 2)
 
 
+def _code(d: dict, where: str) -> CodeExpect:
+    unknown = set(d) - {"functions", "objects", "why"}
+    if unknown:
+        raise SlabconvError(f"manifest: {where}: unknown key(s) {', '.join(sorted(unknown))} "
+                            f"(functions, objects, why)", 2)
+    fns = _as_list(_req(d, "functions", where))
+    objs = _as_list(d.get("objects", []))
+    why = str(d.get("why", "")).strip()
+    if not fns or not all(isinstance(f, str) and f.strip() for f in fns):
+        raise SlabconvError(f"manifest: {where}: 'functions' must name at least one function", 2)
+    if not all(isinstance(o, str) and o.strip() for o in objs):
+        raise SlabconvError(f"manifest: {where}: 'objects' must be file names", 2)
+    if not why:
+        raise SlabconvError(f"manifest: {where}: an expected code change must say 'why'", 2)
+    return CodeExpect([f.strip() for f in fns], " ".join(why.split()),
+                      [o.strip() for o in objs])
+
+
 def load(path: Path) -> Series:
     try:
         data = tomllib.loads(path.read_text())
@@ -266,8 +305,9 @@ def load(path: Path) -> Series:
         subject = _req(e, "subject", where)
         skip = e.get("skip", "")
         if skip:
-            if "step" in e or "expect" in e:
-                raise SlabconvError(f"manifest: {where}: a skipped entry has no steps or expects", 2)
+            if "step" in e or "expect" in e or "code" in e:
+                raise SlabconvError(f"manifest: {where}: a skipped entry has no steps, "
+                                    f"expects or code", 2)
             entries.append(Entry(ident, subject, "", e.get("seed", ""), [], [],
                                  list(e.get("depends", [])), skip=skip.strip()))
             continue
@@ -278,12 +318,13 @@ def load(path: Path) -> Series:
                                             else {**st, "files": default_files},
                                             f"{where} step {j}", root)])
         expects = [_expect(x, f"{where} expect {j}") for j, x in enumerate(_req(e, "expect", where), 1)]
+        code = [_code(x, f"{where} code {j}") for j, x in enumerate(e.get("code", []), 1)]
         deps = list(e.get("depends", []))
         for d in deps:
             if d not in ids:
                 raise SlabconvError(f"manifest: {where} depends on '{d}', which is not an earlier entry", 2)
         entries.append(Entry(ident, subject, message.strip(),
-                             e.get("seed", ""), steps, expects, deps))
+                             e.get("seed", ""), steps, expects, deps, code=code))
     if not entries:
         raise SlabconvError(f"manifest {path}: no entries", 2)
     return Series(_req(s, "subject", "series"), s.get("blurb", "").strip(),

@@ -1,0 +1,556 @@
+"""verify.objdiff on small C files compiled with gcc -O2 (x86_64; i386 with
+-m32, which needs only gcc and the assembler here: the sources include no
+system header).  No kernel needed; bloat-o-meter's own run needs the fetched
+5.10 tree and is skipped without it (its output parser is tested on a
+captured output)."""
+import glob
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from regen import manifest  # noqa: E402
+from slabconv.log import SlabconvError  # noqa: E402
+from verify import objdiff  # noqa: E402
+
+pytestmark = pytest.mark.skipif(shutil.which("gcc") is None or shutil.which("objdump") is None,
+                                reason="needs gcc and objdump")
+
+# kernel-like code generation: no PIC, the kernel code model, no jump tables
+KFLAGS = ["-O2", "-fno-pic", "-mcmodel=kernel", "-mno-red-zone", "-fno-jump-tables",
+          "-falign-jumps=1", "-falign-loops=1", "-fno-asynchronous-unwind-tables"]
+I386 = ["-m32", "-O2", "-fno-pic", "-mregparm=3", "-fno-asynchronous-unwind-tables"]
+
+
+def cc(tmp_path, name, src, flags=KFLAGS, fname="unit.c"):
+    """Compile `src` as `fname` (the same file name for both versions, as
+    a kernel build compiles the same path) into tmp/name/unit.o."""
+    d = tmp_path / name
+    d.mkdir(parents=True, exist_ok=True)
+    (d / fname).write_text(src)
+    obj = d / (Path(fname).stem + ".o")
+    subprocess.run(["gcc", *flags, "-c", fname, "-o", obj.name], cwd=d, check=True)
+    return obj
+
+
+HEAD = """
+struct page { unsigned long flags; unsigned long ch; void *freelist; int inuse; };
+extern void use(const char *, long);
+extern void __might_sleep(const char *file, int line, int preempt_offset);
+"""
+
+BASE = HEAD + """
+static int counter;
+static long total;
+
+__attribute__((noinline)) static long helper(long x)
+{
+	return x * 3 + counter;
+}
+
+long grow(struct page *p, long k)
+{
+	use("grow", k);
+	return helper(k) + p->inuse;
+}
+
+long after(struct page *p)
+{
+	total += p->inuse;
+	use("after: %ld", total);
+	use(__func__, helper(p->inuse));
+	return total + counter;
+}
+"""
+
+
+# --- stability ------------------------------------------------------------
+
+@pytest.mark.parametrize("flags", [KFLAGS, ["-O2"], I386], ids=["kernel-like", "O2-pic", "i386"])
+def test_same_source_compiled_twice_is_equal(tmp_path, flags):
+    a = cc(tmp_path, "a", BASE, flags)
+    b = cc(tmp_path, "b", BASE, flags)
+    d = objdiff.compare(a, b, label="unit.o", quick=False)      # disassembled
+    assert d.equal and not d.quick, d.text(excerpts=True)
+    assert d.compared == 3 and objdiff.stable(a, b)
+    q = objdiff.compare(a, b, label="unit.o")
+    assert q.equal and q.quick and q.compared == 3 and q.present == {"helper", "grow", "after"}
+    assert d.text() == "unit.o: code unchanged (3 functions)"
+    fa = objdiff.function_code(a)
+    assert set(fa) == {"helper", "grow", "after"}
+    assert fa["grow"].size > 0 and len(fa["grow"].digest) == 16
+    # no addresses, strings by content, statics by name
+    assert '"after: %ld"' in fa["after"].text
+    assert "total" in fa["after"].text and "__func__.#=\"after\"" in fa["after"].text
+
+
+def test_grown_function_moves_the_next_one_only_the_grown_one_differs(tmp_path):
+    a = cc(tmp_path, "a", BASE)
+    grown = BASE.replace("static int counter;", "static int extra;\nstatic int counter;").replace(
+        'use("grow", k);', 'use("grow", k);\n\tif (k > 3)\n\t\tuse("big", extra++);')
+    b = cc(tmp_path, "b", grown)
+    d = objdiff.compare(a, b, label="unit.o")
+    assert [c.function for c in d.changed] == ["grow"], d.text(excerpts=True)
+    c = d.changed[0]
+    assert c.delta > 0 and c.new_size - c.old_size == c.delta
+    assert '"big"' in c.excerpt
+    assert not d.added and not d.removed
+    assert d.text().splitlines() == [f"unit.o: grow: +{c.delta} bytes ({c.old_size} -> {c.new_size})"]
+    # `after` moved in .text, and its statics moved in .bss
+    fa, fb = objdiff.function_code(a), objdiff.function_code(b)
+    assert fa["after"].text == fb["after"].text
+
+
+def test_string_table_shift_is_no_change(tmp_path):
+    a = cc(tmp_path, "a", BASE)
+    shifted = HEAD + ('void early(void)\n{\n\tuse("first new string", 1);\n'
+                      '\tuse("a second, longer string to shift the table", 2);\n}\n'
+                      ) + BASE[len(HEAD):]
+    b = cc(tmp_path, "b", shifted)
+    # the strings moved
+    ra = subprocess.run(["readelf", "-p", ".rodata.str1.1", str(a)], capture_output=True,
+                        text=True).stdout
+    rb = subprocess.run(["readelf", "-p", ".rodata.str1.1", str(b)], capture_output=True,
+                        text=True).stdout
+    pos = lambda out: next(ln.split("]")[0] for ln in out.splitlines() if "after: %ld" in ln)
+    assert pos(ra) != pos(rb)
+    d = objdiff.compare(a, b)
+    assert not d.changed and not d.removed, d.text(excerpts=True)
+    assert [x.function for x in d.added] == ["early"]
+
+
+def test_changed_string_content_is_a_change(tmp_path):
+    a = cc(tmp_path, "a", BASE)
+    b = cc(tmp_path, "b", BASE.replace('"after: %ld"', '"later: %ld"'))
+    d = objdiff.compare(a, b)
+    assert [c.function for c in d.changed] == ["after"]
+    assert d.changed[0].delta == 0 and '"later: %ld"' in d.changed[0].excerpt
+
+
+RENAME = HEAD + """
+__attribute__((noinline)) static void print_page_info(struct page *page)
+{
+	use(__func__, page->flags);
+	use("slab %p objects=%u", page->inuse);
+}
+
+void slab_err(struct page *page)
+{
+	print_page_info(page);
+	use("done", 0);
+}
+"""
+
+
+def test_renamed_function_is_compared_under_its_old_name(tmp_path):
+    a = cc(tmp_path, "a", RENAME)
+    b = cc(tmp_path, "b", RENAME.replace("print_page_info", "print_slab_info"))
+    d = objdiff.compare(a, b, {"print_page_info": "print_slab_info"}, label="mm/slub.o")
+    assert d.equal, d.text(excerpts=True)
+    assert d.compared == 2
+    # not declared: found, since the code is the same but for the name
+    found = objdiff.compare(a, b, label="mm/slub.o")
+    assert found.equal and found.found_renames == {"print_page_info": "print_slab_info"}
+    assert found.renames == {}
+    assert "print_page_info renamed print_slab_info, same code" in found.text()
+    # neither declared nor looked for: one function gone, one new, the caller's call differs
+    plain = objdiff.compare(a, b, detect_renames=False)
+    assert [r.function for r in plain.removed] == ["print_page_info"]
+    assert [x.function for x in plain.added] == ["print_slab_info"]
+    assert [c.function for c in plain.changed] == ["slab_err"]
+    # a real change in a renamed function is still reported, under the old name
+    c = cc(tmp_path, "c", RENAME.replace("print_page_info", "print_slab_info").replace(
+        "page->flags);", "page->flags + 1);"))
+    d2 = objdiff.compare(a, c, {"print_page_info": "print_slab_info"}, label="mm/slub.o")
+    assert [x.function for x in d2.changed] == ["print_page_info"]
+    assert d2.changed[0].new_name == "print_slab_info"
+    assert "(now print_slab_info)" in d2.text()
+
+
+PLAIN_FN = HEAD + """
+long objects(struct page *p)
+{
+	use("objects", p->inuse);
+	return p->inuse + (long)p->freelist;
+}
+
+long other(struct page *p)
+{
+	return p->flags & 7;
+}
+"""
+
+
+def test_planted_compound_head_test_and_branch_is_reported_with_its_delta(tmp_path):
+    a = cc(tmp_path, "a", PLAIN_FN)
+    planted = PLAIN_FN.replace('{\n\tuse("objects"',
+                               '{\n\tif ((unsigned long)p->ch & 1)\n'
+                               '\t\tp = (void *)(p->ch - 1);\n\tuse("objects"')
+    assert planted != PLAIN_FN
+    b = cc(tmp_path, "b", planted)
+    d = objdiff.compare(a, b, label="mm/slub.o")
+    assert [c.function for c in d.changed] == ["objects"]
+    c = d.changed[0]
+    assert c.delta > 0
+    assert any(x.startswith("+") and ("test" in x or "and" in x or "j" in x)
+               for x in c.excerpt.splitlines()), c.excerpt
+    assert d.text() == f"mm/slub.o: objects: +{c.delta} bytes ({c.old_size} -> {c.new_size})"
+    assert d.to_dict()["changed"][0]["delta"] == c.delta
+
+
+def test_other_immediate_or_register_is_a_change(tmp_path):
+    a = cc(tmp_path, "a", PLAIN_FN)
+    b = cc(tmp_path, "b", PLAIN_FN.replace("p->flags & 7", "p->flags & 5"))
+    d = objdiff.compare(a, b)
+    assert [c.function for c in d.changed] == ["other"] and d.changed[0].delta == 0
+    c = cc(tmp_path, "c", PLAIN_FN.replace("return p->flags & 7", "return p->ch & 7"))
+    assert [x.function for x in objdiff.compare(a, c).changed] == ["other"]
+
+
+LINES = HEAD + """
+long sleeper(struct page *p)
+{
+	__might_sleep(__FILE__, __LINE__, 0);
+	use("sleeper", p->inuse);
+	return p->inuse;
+}
+"""
+
+
+@pytest.mark.parametrize("flags", [KFLAGS, I386], ids=["x86_64", "i386"])
+def test_line_argument_of_might_sleep_is_normalised(tmp_path, flags):
+    a = cc(tmp_path, "a", LINES, flags)
+    b = cc(tmp_path, "b", LINES.replace("long sleeper", "\n\n\n\nlong sleeper"), flags)
+    raw = lambda o: subprocess.run(["objdump", "-d", str(o)], capture_output=True,
+                                   text=True).stdout.split("<sleeper>:")[1]
+    assert raw(a) != raw(b)                        # the immediates differ ...
+    d = objdiff.compare(a, b)
+    assert d.equal, d.text(excerpts=True)          # ... and are normalised
+    assert "$__LINE__" in objdiff.function_code(a)["sleeper"].text
+    # a constant that is not a line number still counts
+    c = cc(tmp_path, "c", LINES.replace("__might_sleep(__FILE__, __LINE__, 0);",
+                                        "__might_sleep(__FILE__, __LINE__, 1);"), flags)
+    assert [x.function for x in objdiff.compare(a, c).changed] == ["sleeper"]
+
+
+COLD = HEAD + """
+extern void report(const char *, long) __attribute__((cold));
+long walk(long *v, long n)
+{
+	long s = 0;
+	for (long i = 0; i < n; i++) {
+		if (v[i] < 0) {
+			report("negative", v[i]);
+			use("after report", i);
+			s -= 3;
+		}
+		s += v[i] * 7;
+	}
+	return s;
+}
+
+__attribute__((section(".init.text"))) long setup(long *v)
+{
+	return walk(v, 4) + 1;
+}
+"""
+
+
+def test_cold_part_and_init_text_belong_to_their_function(tmp_path):
+    a = cc(tmp_path, "a", COLD)
+    fa = objdiff.function_code(a)
+    assert set(fa) == {"walk", "setup"}                # walk.cold folded into walk
+    assert "-- walk.cold (.text.unlikely):" in fa["walk"].text
+    assert '"negative"' in fa["walk"].text
+    assert fa["setup"].text.startswith(".init.text:")
+    # grow the code before walk in .text: the relocations into .text.unlikely
+    # and from .init.text into .text move, the code does not
+    b = cc(tmp_path, "b", COLD.replace("long walk(", PLAIN_FN[len(HEAD):] + "\nlong walk("))
+    d = objdiff.compare(a, b)
+    assert not d.changed and not d.removed, d.text(excerpts=True)
+    assert sorted(x.function for x in d.added) == ["objects", "other"]
+
+
+def test_jump_tables_by_target_not_by_position(tmp_path):
+    sw = HEAD + """
+long pick(long k)
+{
+	switch (k) {
+	case 1: use("one", k); return 3;
+	case 2: return 7;
+	case 3: use("three", k); return 11;
+	case 4: return 13;
+	case 5: use("five", k); return 17;
+	case 6: return 19;
+	default: return 0;
+	}
+}
+"""
+    a = cc(tmp_path, "a", sw, ["-O2"])
+    b = cc(tmp_path, "b", sw.replace("long pick", PLAIN_FN[len(HEAD):] + "\nlong pick"), ["-O2"])
+    assert "anon" in objdiff.function_code(a)["pick"].text
+    assert objdiff.compare(a, b).changed == []
+
+
+def test_i386_rel_addends_resolved(tmp_path):
+    a = cc(tmp_path, "a", BASE, I386)
+    b = cc(tmp_path, "b", BASE.replace('use("grow", k);', 'use("grow and more", k);'), I386)
+    d = objdiff.compare(a, b)
+    assert [c.function for c in d.changed] == ["grow"]        # not after's strings
+    assert '"after: %ld"' in objdiff.function_code(b)["after"].text
+
+
+def test_missing_objects(tmp_path):
+    a = cc(tmp_path, "a", PLAIN_FN)
+    d = objdiff.compare(tmp_path / "none.o", a, label="new.o")
+    assert d.missing_before and sorted(x.function for x in d.added) == ["objects", "other"]
+    d = objdiff.compare(a, tmp_path / "none.o", label="gone.o")
+    assert d.missing_after and len(d.removed) == 2 and "removed" in d.text()
+
+
+def test_snapshot_keeps_relative_paths(tmp_path):
+    o = tmp_path / "o"
+    (o / "mm").mkdir(parents=True)
+    (o / "mm" / "slub.o").write_bytes(b"old")
+    dest = tmp_path / "keep"
+    assert objdiff.snapshot(o, ["mm/slub.o", "mm/new.o"], dest) == ["mm/slub.o"]
+    assert (dest / "mm" / "slub.o").read_bytes() == b"old"
+    (o / "mm" / "slub.o").write_bytes(b"new")
+    assert (dest / "mm" / "slub.o").read_bytes() == b"old"      # a copy, not a link
+    a = cc(tmp_path, "a", PLAIN_FN)
+    objdiff.snapshot(tmp_path / "a", ["unit.o"], dest)
+    [d] = objdiff.compare_objects(dest, tmp_path / "a", ["unit.o"])
+    assert d.equal and d.object == "unit.o"
+
+
+# --- expectations ---------------------------------------------------------
+
+def _diff(obj, changed=(), added=(), removed=(), present=()):
+    d = objdiff.ObjDiff(obj)
+    d.changed = [objdiff.FuncChange(n, 100, 100 + k) for n, k in changed]
+    d.added = [objdiff.FuncSize(n, 10) for n in added]
+    d.removed = [objdiff.FuncSize(n, 20) for n in removed]
+    d.present = frozenset(present) | {n for n, _ in changed} | set(added) | set(removed)
+    return d
+
+
+def test_judge_declared_undeclared_missing():
+    exp = [manifest.CodeExpect(["put_pages_list", "free_pt_*"], "lists, not chains",
+                               ["drivers/iommu/amd/iommu.o"]),
+           manifest.CodeExpect(["kfree"], "page_slab() adds compound_head()")]
+    diffs = [_diff("drivers/iommu/amd/iommu.o", changed=[("free_pt_page", 8)],
+                   present=["put_pages_list"]),
+             _diff("mm/slub.o", changed=[("kfree.cold", 4), ("kmem_cache_free", -2)],
+                   added=["new_helper"])]
+    unexpected, missing = objdiff.judge(exp, diffs, patch="57/58 iommu: Use put_pages_list")
+    assert [(u.object, u.function, u.change, u.delta) for u in unexpected] == [
+        ("mm/slub.o", "kmem_cache_free", "changed", -2), ("mm/slub.o", "new_helper", "added", 10)]
+    assert unexpected[0].text() == ("57/58 iommu: Use put_pages_list: mm/slub.o: kmem_cache_free: "
+                                    "code changed, -2 bytes (100 -> 98); not declared by the patch")
+    assert [(m.function, m.reason) for m in missing] == [("put_pages_list", "unchanged")]
+    assert "expected a code change" in missing[0].text() and "lists, not chains" in missing[0].text()
+    assert missing[0].to_dict()["kind"] == "missing"
+    # a type-only patch: every change is unexpected, nothing is missing
+    u, m = objdiff.judge(None, diffs)
+    assert len(u) == 4 and m == []
+    # an expectation limited to other objects does not cover mm/slub.o
+    u, m = objdiff.judge([manifest.CodeExpect(["kfree"], "x", ["mm/slab.o"])], diffs)
+    assert "kfree.cold" in [x.function for x in u]
+    assert [(x.function, x.reason) for x in m] == [("kfree", "absent")]
+
+
+def test_manifest_code_table(tmp_path):
+    root = Path(__file__).resolve().parent.parent / "cocci"
+    base = f"""
+[series]
+subject = "s"
+seed_author = "a <a@b>"
+date = "2021-10-04T14:45:48+01:00"
+
+[[entry]]
+id = "one"
+subject = "mm/slub: Convert print_page_info() to print_slab_info()"
+message = "m"
+  [[entry.step]]
+  rule = "rules/rename_fn.cocci"
+  files = ["mm/slub.c"]
+  defines = {{ from = "print_page_info", to = "print_slab_info" }}
+  [[entry.expect]]
+  absent = "print_page_info"
+  in = ["mm/slub.c"]
+CODE
+[[entry]]
+id = "two"
+subject = "mm: Other"
+message = "m"
+  [[entry.step]]
+  rule = "rules/rename_fn.cocci"
+  files = ["mm/slub.c"]
+  defines = {{ from = "a", to = "b" }}
+  [[entry.expect]]
+  absent = "a"
+  in = ["mm/slub.c"]
+"""
+    p = root / f".test-objdiff-{tmp_path.name}.toml"     # rule paths are relative to cocci/
+    try:
+        p.write_text(base.replace("CODE", """  [[entry.code]]
+  functions = ["slab_err", "print_*"]
+  objects = "mm/slub.o"
+  why = "a   reason"
+"""))
+        s = manifest.load(p)
+        [c] = s.entries[0].code
+        assert (c.functions, c.objects, c.why) == (["slab_err", "print_*"], ["mm/slub.o"],
+                                                   "a reason")
+        assert s.entries[1].code == []
+        e = objdiff.entry_for_subject(s, "[PATCH 1/2] mm/slub: Convert print_page_info() "
+                                         "to  print_slab_info()")
+        assert e.id == "one" and objdiff.renames_of(e) == {"print_page_info": "print_slab_info"}
+        assert objdiff.entry_for_subject(s, "planted defect") is None
+        for bad in ('functions = ["x"]\n', 'why = "w"\n', 'functions = []\nwhy = "w"\n',
+                    'functions = ["x"]\nwhy = "w"\nfiles = ["y"]\n'):
+            p.write_text(base.replace("CODE", "  [[entry.code]]\n" + bad))
+            with pytest.raises(SlabconvError) as ei:
+                manifest.load(p)
+            assert ei.value.exit_code == 2
+    finally:
+        p.unlink(missing_ok=True)
+
+
+def test_the_real_manifest_maps_every_patch_by_subject():
+    root = Path(__file__).resolve().parent.parent
+    s = manifest.load(root / "cocci" / "series.toml")
+    idx = objdiff.entries_by_subject(s)
+    series = root / "generated-patches" / "5.10"
+    subjects = []
+    for f in sorted(series.glob("0[0-9][0-9][0-9]-*.patch")):
+        if f.name.startswith("0000-"):
+            continue
+        text = f.read_text(errors="replace")
+        head = text.split("\n\n", 1)[0]
+        import email
+        subj = email.message_from_string(head + "\n\n").get("Subject", "")
+        subjects.append(" ".join(subj.split()))
+    assert subjects and all(objdiff.entry_for_subject(s, x, idx) is not None for x in subjects)
+
+
+# --- bloat-o-meter ---------------------------------------------------------
+
+CAPTURED = """add/remove: 1/2 grow/shrink: 2/1 up/down: 40/-120 (-80)
+Function                                     old     new   delta
+print_slab_info                                -      24     +24
+kfree                                        300     312     +12
+slab_err                                      96     100      +4
+__slab_free                                  620     600     -20
+print_page_info.cold                          40       -     -40
+print_page_info                               60       -     -60
+Total: Before=12000, After=11920, chg -0.67%
+"""
+
+
+def test_bloat_parser_on_captured_output():
+    [b] = objdiff.parse_bloat(CAPTURED)
+    assert (b.add, b.remove, b.grow, b.shrink, b.up, b.down, b.net) == (1, 2, 2, 1, 40, -120, -80)
+    assert b.category == "Function" and b.before_total == 12000 and b.after_total == 11920
+    assert b.rows[0] == ("print_slab_info", None, 24, 24)
+    assert b.rows[-1] == ("print_page_info", 60, None, -60)
+    assert b.text() == "add/remove: 1/2 grow/shrink: 2/1 up/down: +40/-120 (-80)"
+    three = objdiff.parse_bloat(CAPTURED.replace("Function", "Data") + CAPTURED)
+    assert [x.category for x in three] == ["Data", "Function"]
+    assert objdiff.parse_bloat("nothing") == []
+
+
+def _bloat_script():
+    hits = sorted(glob.glob(str(Path.home() / ".cache/slabconv/src/5.10/*/linux-source-5.10/"
+                                               "scripts/bloat-o-meter")))
+    return Path(hits[-1]).parent.parent if hits else None
+
+
+@pytest.mark.skipif(_bloat_script() is None,
+                    reason="no fetched linux-source-5.10 tree (make fetch) with "
+                           "scripts/bloat-o-meter in ~/.cache/slabconv/src/5.10")
+def test_bloat_runs_the_kernel_script(tmp_path):
+    a = cc(tmp_path, "a", PLAIN_FN)
+    b = cc(tmp_path, "b", PLAIN_FN.replace('{\n\tuse("objects"',
+                                           '{\n\tif ((unsigned long)p->ch & 1)\n'
+                                           '\t\tp = (void *)(p->ch - 1);\n\tuse("objects"'))
+    r = objdiff.bloat(a, b, _bloat_script())
+    d = objdiff.compare(a, b)
+    assert r.grow == 1 and r.up == d.changed[0].delta == r.net
+    assert r.rows == [("objects", d.changed[0].old_size, d.changed[0].new_size,
+                       d.changed[0].delta)]
+    same = objdiff.bloat(a, a, _bloat_script())
+    assert (same.add, same.remove, same.grow, same.shrink, same.net) == (0, 0, 0, 0, 0)
+    with pytest.raises(SlabconvError):
+        objdiff.bloat(a, tmp_path / "missing.o", _bloat_script())
+
+
+def test_check_patch_judges_every_object(tmp_path):
+    a = cc(tmp_path, "before/mm", PLAIN_FN, fname="slub.c")
+    cc(tmp_path, "before/mm", BASE, fname="usercopy.c")
+    cc(tmp_path, "after/mm", PLAIN_FN.replace("p->flags & 7", "p->flags & 5"), fname="slub.c")
+    cc(tmp_path, "after/mm", BASE, fname="usercopy.c")
+    objs = ["mm/slub.o", "mm/usercopy.o"]
+    r = objdiff.check_patch(tmp_path / "before", tmp_path / "after", objs, None, patch="7/58 x")
+    assert not r.ok and [f.function for f in r.unexpected] == ["other"]
+    assert [d.object for d in r.changed] == ["mm/slub.o"]
+    assert "1 unexpected" in r.text().splitlines()[0]
+    assert "UNEXPECTED 7/58 x: mm/slub.o: other: code changed, +0 bytes" in r.text()
+    ok = objdiff.check_patch(tmp_path / "before", tmp_path / "after", objs,
+                             [manifest.CodeExpect(["other"], "the mask")], patch="7/58 x")
+    assert ok.ok and ok.to_dict()["objects_changed"] == 1
+    assert a.is_file()
+
+
+def test_quick_path_sees_a_code_change_and_ignores_data_it_does_not_read(tmp_path):
+    src = PLAIN_FN + "int table_a[4] = { 1, 2, 3, 4 };\n"
+    a = cc(tmp_path, "a", src)
+    b = cc(tmp_path, "b", src.replace("{ 1, 2, 3, 4 }", "{ 1, 2, 3, 5 }"))
+    d = objdiff.compare(a, b)
+    assert d.equal and d.quick                     # .data differs, no code reads it
+    c = cc(tmp_path, "c", src.replace("p->flags & 7", "p->flags & 6"))
+    d = objdiff.compare(a, c)
+    assert not d.quick and [x.function for x in d.changed] == ["other"]
+
+
+ISRA = HEAD + """
+__attribute__((noinline)) static long setup_object(struct page *page, long s, void *object)
+{
+	use("setup", s);
+	return (long)object + s;
+}
+
+long allocate(long s, void *o, struct page *page)
+{
+	return setup_object(page, s, o) + setup_object(page, s + 1, o);
+}
+"""
+
+
+def test_a_clone_that_is_no_longer_needed_is_the_same_function(tmp_path):
+    a = cc(tmp_path, "a", ISRA)
+    assert any(n.startswith("setup_object.") for n in objdiff.function_code(a)), \
+        "gcc made no clone of setup_object() (unused parameter)"
+    b = cc(tmp_path, "b", ISRA.replace("setup_object(struct page *page, long s",
+                                       "setup_object(long s").replace(
+        "setup_object(page, ", "setup_object("))
+    assert "setup_object" in objdiff.function_code(b)
+    d = objdiff.compare(a, b)
+    assert d.equal, d.text(excerpts=True)
+    [(old, new)] = d.found_renames.items()
+    assert old.startswith("setup_object.") and new == "setup_object"
+
+
+def test_notes_name_calls_gained_and_helpers_inlined(tmp_path):
+    a = cc(tmp_path, "a", PLAIN_FN)
+    b = cc(tmp_path, "b", PLAIN_FN.replace('use("objects", p->inuse);',
+                                           'use("objects", p->inuse);\n\tuse("more", 1);').replace(
+        "return p->flags & 7;", "use(\"x\", 2);\n\treturn p->flags & 7;"))
+    d = objdiff.compare(a, b)
+    notes = {c.function: c.notes for c in d.changed}
+    assert notes["other"] == ["now calls use"]
+    assert "(now calls use)" in d.text(excerpts=True)
