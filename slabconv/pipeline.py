@@ -185,7 +185,8 @@ def verify_applied(ap: Applied, config=DEFAULT_CONFIGS, bisect_configs=DEFAULT_B
                                 report_dir=r.report.parent,
                                 runtime_configs=[c for c in runtime_configs
                                                  if c in bisect_configs],
-                                guest=patch_guest, boot_jobs=BOOT_JOBS)
+                                guest=patch_guest, boot_jobs=BOOT_JOBS,
+                                code=code_expectations())
         print(b.summary)
         r.add_bisect(b)
     else:
@@ -467,6 +468,21 @@ def verified_builds(vr) -> list:
 def boot_verified(vr, run_name: str = "patched"):
     """Boot the primary configuration's patched kernel with the guest tests."""
     return boot_config(vr, run_name)
+
+
+def code_expectations(manifest_path=None):
+    """For the per-patch object-code check: subject -> (the code changes its
+    manifest entry declares, None for a type-only patch; its function
+    renames)."""
+    from regen import manifest
+    from verify import objdiff
+    series = manifest.load(Path(manifest_path) if manifest_path else paths.COCCI / "series.toml")
+    index = objdiff.entries_by_subject(series)
+
+    def expect(subject: str):
+        e = objdiff.entry_for_subject(series, subject, index)
+        return (e.code or None, objdiff.renames_of(e)) if e is not None else (None, {})
+    return expect
 
 
 def patch_guest(config: str, image, build_dir, src, name: str, modules):

@@ -64,7 +64,7 @@ from typing import Optional
 from slabconv import log as slog
 from slabconv.log import SlabconvError
 
-from . import kbuild, kconfig, runtime, tree
+from . import kbuild, kconfig, objdiff, runtime, tree
 from . import warnings as W
 
 DEFAULT_CONFIGS = ("slub", "slub-nodebug")
@@ -79,6 +79,28 @@ KEEP_OTHER_RESULTS = 300           # results of commits not in the current serie
 
 # .c files under these are host programs or tools, not `make dir/file.o` targets
 _NOT_KBUILD_OBJECTS = ("scripts/", "tools/", "usr/")
+# objects whose code is not the kernel's own functions compiled from source:
+# the link's products (vmlinux.o, kallsyms), the boot code that wraps the
+# compressed vmlinux, module glue: the object-code check leaves them out
+_NOT_COMPARED = ("scripts/", "tools/", "usr/", "arch/x86/boot/", ".tmp_", "vmlinux.o")
+
+
+def comparable_objects(o: Path) -> list:
+    """The kernel objects of a build directory (relative to O=) that the
+    object-code check compares."""
+    out = []
+    for dirpath, dirnames, filenames in os.walk(o):
+        rel = os.path.relpath(dirpath, o)
+        rel = "" if rel == "." else rel + "/"
+        if rel.startswith(_NOT_COMPARED):
+            dirnames[:] = []
+            continue
+        for f in filenames:
+            path = rel + f
+            if (f.endswith(".o") and not f.endswith(".mod.o")
+                    and not path.startswith(_NOT_COMPARED) and not f.startswith(".tmp_")):
+                out.append(path)
+    return sorted(out)
 
 
 # --------------------------------------------------------------------------
@@ -200,6 +222,7 @@ class PatchResult:
     error_excerpt: str = ""
     log: Optional[str] = None
     boot: Optional[dict] = None       # runtime.PatchBoot.to_dict() (runtime configurations)
+    code: Optional[dict] = None       # objdiff.PatchCode.to_dict(): the object-code check
 
     @property
     def cached(self) -> bool:
@@ -212,7 +235,7 @@ class PatchResult:
         d = {k: getattr(self, k) for k in (
             "index", "commit", "subject", "files", "action", "targets", "reason", "ok",
             "compiled", "rebuilt_files", "not_built", "problem", "error_excerpt", "log",
-            "boot")}
+            "boot", "code")}
         d["seconds"] = round(self.seconds, 2)
         d["built_seconds"] = round(self.built_seconds, 2)
         d["new_warnings"] = [w.to_dict() for w in self.new_warnings]
@@ -248,6 +271,11 @@ class ConfigResult:
         return next((p for p in self.patches if not p.ok), None)
 
     @property
+    def code_failures(self) -> list:
+        """Patches whose object code changed where the manifest expects none."""
+        return [p for p in self.patches if p.code and p.code.get("unexpected")]
+
+    @property
     def boot_failures(self) -> list:
         """Patches whose kernel booted and failed (oops, BUG, WARNING, a test)."""
         return [p for p in self.patches if p.boot and p.boot["verdict"] not in ("pass", "same")]
@@ -266,6 +294,7 @@ class ConfigResult:
                 "problem": self.problem, "baseline_ok": self.baseline_ok,
                 "runtime": self.runtime, "boot_seconds": round(self.boot_seconds, 1),
                 "boot_failures": [p.index for p in self.boot_failures],
+                "code_failures": [p.index for p in self.code_failures],
                 "baseline_reused": self.baseline_reused,
                 "baseline_seconds": round(self.baseline_seconds, 1),
                 "setup_seconds": round(self.setup_seconds, 1),
@@ -293,8 +322,15 @@ class BisectResult:
             if f is not None:
                 out.append(f"patch {f.index}/{len(self.commits)} \"{f.subject}\" fails "
                            f"in config {c.config}: {f.problem}")
-            elif not c.ok and not c.boot_failures:
+            elif not c.ok and not c.boot_failures and not c.code_failures:
                 out.append(f"config {c.config}: {c.problem}")
+            for p in c.code_failures:
+                for u in p.code["unexpected"][:5]:
+                    out.append(f"patch {p.index}/{len(self.commits)} \"{p.subject}\" changes the code "
+                               f"of {u['object']}: {u['function']} ({u['change']}, "
+                               f"{u['old_size']} -> {u['new_size']} bytes, "
+                               f"{u['new_size'] - u['old_size']:+d}) in config {c.config}; "
+                               f"its manifest entry expects no code change there")
             for p in c.boot_failures:
                 b = p.boot
                 first = b["failures"][0].splitlines()[0] if b["failures"] else b["verdict"]
@@ -548,8 +584,9 @@ class _ConfigRun:
 
     def __init__(self, repo: Repo, commits: list, deltas: dict, base: str, out_root: Path,
                  config: str, baseline_src: Path, ident: str, jobs: int, progress: bool,
-                 guest=None, boot_jobs: int = 2):
+                 guest=None, boot_jobs: int = 2, code=None):
         self.repo, self.commits, self.deltas, self.base = repo, commits, deltas, base
+        self.code = code          # object-code check: subject -> (expectations, renames)
         self.out_root, self.config, self.src, self.ident = out_root, config, baseline_src, ident
         self.jobs, self.progress = jobs, progress
         self.guest, self.boot_jobs = guest, boot_jobs     # runtime bisect: see verify/runtime.py
@@ -640,11 +677,14 @@ class _ConfigRun:
             if (kernels is not None and cached and "boot" not in cached
                     and not kernels.have(sha)):
                 cached = None                  # built before, never booted: build it again
+            if self.code is not None and cached and "code" not in cached["result"]:
+                cached = None                  # built before without the object-code check
             if resuming and cached and cached.get("ok"):
                 old = PatchResult.from_dict(cached["result"])
                 pr.action, pr.ok, pr.targets = "cached", True, old.targets
                 pr.built_seconds, pr.compiled, pr.reason = old.built_seconds, old.compiled, old.action
                 pr.not_built, pr.log = old.not_built, old.log
+                pr.code = old.code
                 prev_diag = [W.CompilerWarning.from_dict(w) for w in cached["diag"]]
                 known_log = [W.CompilerWarning.from_dict(w) for w in cached["log_warnings"]]
                 if kernels is not None:
@@ -707,7 +747,7 @@ class _ConfigRun:
         if kernels is not None:
             self._boot(kernels, to_boot, st, state_path, keep)
         self.res.ok = (len(self.res.patches) == n and all(p.ok for p in self.res.patches)
-                       and not self.res.boot_failures)
+                       and not self.res.boot_failures and not self.res.code_failures)
         self._prune_logs(keep)
 
     def _boot(self, kernels, to_boot: list, st: dict, state_path: Path, keep: set) -> None:
@@ -744,6 +784,7 @@ class _ConfigRun:
             pr.ok = True
             return kbuild.collect_warnings(self.snap, self.o), []
         before = {t: _symbols(self.o / t) for t in plan.targets} if plan.kind == "objects" else {}
+        prev = self._snapshot(plan)
         logp = self.bdir / "logs" / f"{sha[:12]}.log"
         pr.log = str(logp)
         label = f"bisect {self.config} [{pr.index}/{len(self.commits)}]"
@@ -781,12 +822,55 @@ class _ConfigRun:
                 pr.error_excerpt = str(e)
                 return [], []
             self._deps = None              # new objects or includes: index again if needed
+        if prev is not None:
+            self._compare(pr, plan, prev)
         diag = kbuild.collect_warnings(self.snap, self.o)
         roots = [str(self.snap), str(self.o)]
         from_log = W.parse_log(log_text, roots)
         log_only = W.new_warnings(diag, from_log, key=W.loose_key)
         pr.ok = True
         return diag, log_only
+
+    def _snapshot(self, plan: Plan) -> Optional[tuple]:
+        """Before a patch's build: keep the objects it may recompile (the
+        object-code check compares them with what the build makes)."""
+        if self.code is None or plan.kind == "none":
+            return None
+        objs = ([t for t in plan.targets if t.endswith(".o")] if plan.kind == "objects"
+                else comparable_objects(self.o))
+        keep = self.bdir / "code-before"
+        tree.remove(keep)
+        stamps = {}
+        for o in objs:
+            try:
+                st = os.stat(self.o / o)
+                stamps[o] = (st.st_size, st.st_mtime_ns)
+            except FileNotFoundError:
+                pass
+        return keep, objdiff.snapshot(self.o, objs, keep), stamps
+
+    def _compare(self, pr: PatchResult, plan: Plan, prev: tuple) -> None:
+        """After it: compare every object the build rewrote, judged against
+        the manifest entry of the patch (type-only unless it declares
+        functions whose code changes)."""
+        keep, objs, stamps = prev
+        rewritten = []
+        for o in objs:
+            try:
+                st = os.stat(self.o / o)
+            except FileNotFoundError:
+                continue
+            if (st.st_size, st.st_mtime_ns) != stamps.get(o):
+                rewritten.append(o)
+        expectations, renames = self.code(pr.subject)
+        pc = objdiff.check_patch(keep, self.o, rewritten, expectations, renames,
+                                 patch=f"{pr.index}/{len(self.commits)} {pr.subject}")
+        pr.code = pc.to_dict()
+        pr.code["rewritten"] = len(rewritten)
+        tree.remove(keep)
+        if pc.changed or pc.missing:
+            slog.info("bisect", f"{self.config} [{pr.index}/{len(self.commits)}] object code: "
+                                + pc.text().splitlines()[0])
 
     def _progress(self, pr: PatchResult, n: int, status: str) -> None:
         if not self.progress:
@@ -834,7 +918,8 @@ def _export_baseline(repo: Repo, base: str, out_root: Path) -> Path:
 def check_series(repo, out_root, configs=DEFAULT_CONFIGS, *, base: str = BASE_REF,
                  head: str = "HEAD", baseline_src=None, baseline_id: Optional[str] = None,
                  jobs: int = 2, report_dir=None, progress: bool = True,
-                 runtime_configs=(), guest=None, boot_jobs: int = 2) -> BisectResult:
+                 runtime_configs=(), guest=None, boot_jobs: int = 2,
+                 code=None) -> BisectResult:
     """Build every commit of base..head of `repo` incrementally, in each of
     `configs`; stop a configuration at its first failing patch.
 
@@ -848,6 +933,11 @@ def check_series(repo, out_root, configs=DEFAULT_CONFIGS, *, base: str = BASE_RE
         also booted with the in-guest tests (verify/runtime.py), through
         `guest(config, image, build_dir, src, name, modules) -> GuestSpec`,
         boot_jobs guests at a time once the configuration's builds are done.
+    code: the object-code check (verify/objdiff.py) in every configuration:
+        `code(subject) -> (expectations, renames)` gives a patch's declared
+        code changes (None: type-only) and its function renames; every
+        object a patch's build rewrites is compared with its version
+        before the build.  None: not checked.
     """
     t0 = time.monotonic()
     repo = Repo(repo)
@@ -877,7 +967,7 @@ def check_series(repo, out_root, configs=DEFAULT_CONFIGS, *, base: str = BASE_RE
             raise SlabconvError("bisect: runtime configurations need a guest", exit_code=2)
         results.append(_ConfigRun(repo, commits, deltas, base_sha, out_root, c, src, ident,
                                   jobs, progress, guest if c in runtime_configs else None,
-                                  boot_jobs).run())
+                                  boot_jobs, code).run())
         r = results[-1]
         slog.info("bisect", f"{c}: {'OK' if r.ok else 'FAIL'}, {len(r.patches)}/{len(commits)} "
                             f"patches in {_fmt(r.seconds)}")
@@ -923,6 +1013,25 @@ def summary_text(r: BisectResult) -> str:
                 L.append(f"      (log: {f.log})")
         elif not c.ok and not c.boot_failures:
             L.extend("    " + ln for ln in c.problem.splitlines()[:14])
+        coded = [p for p in c.patches if p.code is not None]
+        if coded:
+            same = [p for p in coded if not p.code["diffs"]]
+            L.append(f"    object code: {len(same)}/{len(coded)} patches change no function's code"
+                     + (f"; {len(c.code_failures)} with changes their entry does not declare"
+                        if c.code_failures else ""))
+            for p in coded:
+                if not p.code["diffs"] and not p.code["missing"]:
+                    continue
+                bad = {(u["object"], u["function"]) for u in p.code["unexpected"]}
+                L.append(f"    patch {p.index}/{n} {p.subject}:")
+                for d in p.code["diffs"][:4]:
+                    for ch in d.get("changed", [])[:6]:
+                        tag = "UNEXPECTED" if (d["object"], ch["function"]) in bad else "expected"
+                        L.append(f"      {tag} {d['object']}: {ch['function']}: "
+                                 f"{ch['new_size'] - ch['old_size']:+d} bytes "
+                                 f"({ch['old_size']} -> {ch['new_size']})")
+                for m in p.code["missing"][:3]:
+                    L.append(f"      expected but unchanged: {m['function']} ({m.get('why', '')})")
         if c.runtime:
             booted = [p for p in c.patches if p.boot and not p.boot.get("same_as")]
             L.append(f"    runtime: {sum(p.boot['verdict'] == 'pass' for p in booted)}/{len(booted)} "
