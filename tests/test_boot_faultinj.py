@@ -1,22 +1,23 @@
 """Integration: the fault-injection guest test (init test 10) catches a
 slab page allocation failure that the kernel does not survive.
 
-The defect is the series' own: patches 0001..0012 of the committed 5.10
-series, as generated before its fix, make new_slab() return
+The defect is the series' own: patches 0001..0012 of the 5.10 series, as
+generated before its fix, make new_slab() return
 `page_slab(allocate_slab(...))`; when the slab page cannot be allocated,
 allocate_slab() returns NULL and page_slab() (compound_head()) reads
 NULL->compound_head, the second word of struct page: "BUG: kernel NULL
 pointer dereference, address: 0000000000000008" from ___slab_alloc().
 Nothing else in the guest makes a slab page allocation fail.
 
-`defective_kernel` builds the first twelve patches (up to and including
-0012) in the slub configuration, patched tree only, in a build directory
-of its own (the patched slub build that the other boot tests share is left
-alone); the guest booted with it must fail for that reason, and the
-series' final kernel (the shared `patched_kernel`) must pass the same test.
-If the committed 0012 no longer has the defect, the fixture says so and the
-test fails: it is then to be pointed at a series that has it (a fixture
-patch in tests/planted/).
+`defective_kernel` applies the committed series' patches 0001..0011 and
+that 0012 (tests/planted/series-0012/, kept as generated, so that the test
+outlives the fix), builds them in the slub configuration, patched tree
+only, in a build directory of its own (the patched slub build that the
+other boot tests share is left alone); the guest booted with it must fail
+for that reason, and the series' final kernel (the shared `patched_kernel`)
+must pass the same test.  Should the committed 0001..0011 change so that
+page_slab() no longer reads the page (a NULL then passes through), the
+fixture says so: the defect is then to be planted another way.
 """
 import re
 import shutil
@@ -34,6 +35,7 @@ from slabconv import paths, pipeline  # noqa: E402
 
 pytestmark = [pytest.mark.slow, pytest.mark.network]
 
+PLANTED = REPO / "tests" / "planted" / "series-0012"
 DEFECT = re.compile(r"^\+\s*return page_slab\(allocate_slab\(", re.M)
 NULL_DEREF = "BUG: kernel NULL pointer dereference, address: 0000000000000008"
 
@@ -65,16 +67,19 @@ def defective_kernel(tmp_path_factory):
     from slabconv.source import resolve
     src = resolve(paths.DEFAULT_KERNEL, None)
     series = paths.GENERATED / paths.DEFAULT_KERNEL
-    first12 = sorted(p for p in series.glob("[0-9][0-9][0-9][0-9]-*.patch")
-                     if not p.name.startswith("0000-"))[:12]
-    assert first12[-1].name.startswith("0012-mm-slub-Convert-new_slab-to-return"), first12[-1]
-    assert DEFECT.search(first12[-1].read_text()), (
-        f"{first12[-1].name} no longer returns page_slab(allocate_slab(...)): the defect this "
-        "test proves is gone from the committed series")
+    first11 = sorted(p for p in series.glob("[0-9][0-9][0-9][0-9]-*.patch")
+                     if not p.name.startswith("0000-"))[:11]
+    assert first11[-1].name.startswith("0011-"), first11[-1]
+    (p12,) = PLANTED.glob("0012-*.patch")
+    assert DEFECT.search(p12.read_text())
     d = tmp_path_factory.mktemp("series-0012")
-    for p in first12:
+    for p in first11 + [p12]:
         shutil.copy2(p, d / p.name)
     ap = pipeline.apply_series(src, d)
+    # page_slab() must still be compound_head() of its page, or NULL passes through
+    flags = (ap.tree / "include" / "linux" / "page-flags.h").read_text()
+    assert re.search(r"define page_slab\(p\).*\n.*compound_head", flags), \
+        "page_slab() no longer reads the page: plant the NULL dereference another way"
     out_root = paths.cache_dir("build", src.version, "series-0012")
     vr = verify.check_build(src.tree, ap.tree, out_root, config="slub",
                             baseline_id=f"{src.source_id}@{ap.baseline_id[:12]}", baseline=False)

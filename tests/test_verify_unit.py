@@ -230,7 +230,7 @@ def test_kconfig_requested_and_missing():
 
 def test_kconfig_names():
     assert kconfig.config_fragments("slub") == ["base-x86_64", "slub", "faultinject",
-                                                "failslab"]
+                                                "failslab", "slub-kunit"]
     assert kconfig.config_fragments("slob") == ["base-x86_64", "slob", "faultinject"]
     assert kconfig.config_arch("slub") == "x86_64"
     with pytest.raises(SlabconvError, match="unknown kernel config"):

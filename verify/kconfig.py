@@ -44,8 +44,9 @@ STAMP = ".slabconv-config.json"
 CONFIGS = {
     # The allocators' guests (and per-patch builds) carry fault injection and
     # lib/test_meminit.c (configs/faultinject.config; failslab.config for
-    # SLAB and SLUB, the allocators that have should_failslab()).
-    "slub": ("x86_64", ["base-x86_64", "slub", "faultinject", "failslab"]),
+    # SLAB and SLUB, the allocators that have should_failslab()); the slub
+    # guest also the SLUB KUnit suite where the kernel has it (5.14+).
+    "slub": ("x86_64", ["base-x86_64", "slub", "faultinject", "failslab", "slub-kunit"]),
     "slub-nodebug": ("x86_64", ["base-x86_64", "slub", "slub-nodebug", "faultinject",
                                 "failslab"]),
     "slab": ("x86_64", ["base-x86_64", "slab", "faultinject", "failslab"]),

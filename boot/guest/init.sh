@@ -69,6 +69,9 @@
 #                            debugging makes meaningless (poisoned objects
 #                            are never zeroed) is a SKIP naming the kernel's
 #                            reason (SKIP: CONFIG_TEST_MEMINIT not built in)
+#  12 slub_kunit             the kernel's SLUB KUnit suite (lib/slub_kunit.c,
+#                            "slub_test", 5.14 and later), run at boot,
+#                            nested (SKIP: not built in, or before 5.14)
 #
 # The allocator comes from the module's "# allocator X" line (else SLUB's
 # boot banner).  A file the allocator does not provide is a SKIP with the
@@ -138,9 +141,11 @@ ktap() {
 }
 say "started at $(uptime_s)s, KTAP on $KTAP_DEV"
 # What the kernel said about itself at boot, before later messages can push
-# it out of the log buffer: lib/test_meminit.c's results (test 11) and
-# whether slab poisoning overrides init_on_alloc.
-dmesg | sed 's/^\[[ 0-9.]*\] //' | grep -E '^test_meminit: |^mem auto-init: ' > /tmp/boot-meminit.log
+# it out of the log buffer: lib/test_meminit.c's results (test 11),
+# whether slab poisoning overrides init_on_alloc; the KUnit suites run
+# before /init (test 12).
+dmesg > /tmp/boot-dmesg.log
+sed 's/^\[[ 0-9.]*\] //' /tmp/boot-dmesg.log | grep -E '^test_meminit: |^mem auto-init: ' > /tmp/boot-meminit.log
 
 if [ "$(arg slabconv.mode)" = probe ]; then
 	say "probe ok"
@@ -175,7 +180,7 @@ slab_reports() {
 
 ktap "KTAP version 1"
 ktap "# slabconv guest tests, kernel $(uname -r)"
-ktap "1..11"
+ktap "1..12"
 
 # ---- 1: the module -----------------------------------------------------------
 LOADED=0
@@ -475,10 +480,39 @@ fi
 # "    1..N", "    ok I - case" ... and "ok M - kasan" in dmesg (6.1 and
 # later: "ok I case", "ok M kasan", KTAP's optional dash left out; the KASAN
 # reports it provokes are interleaved; only KTAP-shaped lines are kept).
-dmesg | sed 's/^\[[ 0-9.]*\] //' | awk '
-	!on && /^    # Subtest: kasan$/ { on = 1 }
-	on && /^(not )?ok [0-9]+ (- )?kasan$/ { print "RESULT " $0; exit }
-	on && /^    (# |ok |not ok |1\.\.)/ { print substr($0, 5) }' > /tmp/kunit.out
+# kunit_lift SUITE: the suite's lines from a log on stdin, one indent
+# level removed, and "RESULT <its result line>".
+kunit_lift() {
+	sed 's/^\[[ 0-9.]*\] //' | awk -v s="$1" '
+		!on && $0 == "    # Subtest: " s { on = 1 }
+		on && ($0 ~ "^(not )?ok [0-9]+ (- )?" s "$") { print "RESULT " $0; exit }
+		on && /^    (# |ok |not ok |1\.\.)/ { print substr($0, 5) }'
+}
+# kunit_nest N NAME FILE: nest the suite lifted into FILE as test N NAME.
+kunit_nest() {
+	grep -v '^RESULT ' "$3" > /tmp/kunit.ktap
+	SUITE=$(sed -n 's/^RESULT //p' "$3")
+	PLAN=$(sed -n 's/^1\.\.\([0-9][0-9]*\)$/\1/p' /tmp/kunit.ktap | head -n 1)
+	NRES=$(grep -cE '^(not )?ok [0-9]+' /tmp/kunit.ktap)
+	NFAIL=$(grep -c '^not ok ' /tmp/kunit.ktap)
+	RK=""
+	if [ -z "$SUITE" ]; then
+		RK="the suite has no result line (truncated?)"
+	elif [ -z "$PLAN" ]; then
+		RK="the suite printed no plan"
+	elif [ "$NRES" -ne "$PLAN" ]; then
+		RK="$NRES of $PLAN results"
+	elif [ "$NFAIL" -ne 0 ]; then
+		RK="$NFAIL of $PLAN KUnit cases failed"
+	elif [ "${SUITE#ok }" = "$SUITE" ]; then
+		RK="suite result: $SUITE"
+	fi
+	while IFS= read -r line; do
+		ktap "    $line"
+	done < /tmp/kunit.ktap
+	if [ -z "$RK" ]; then ktap "ok $1 - $2"; else ktap "not ok $1 - $2 # $RK"; fi
+}
+dmesg | kunit_lift kasan > /tmp/kunit.out
 if [ ! -s /tmp/kunit.out ]; then
 	if [ "$KASAN_KUNIT" = 1 ]; then
 		ktap "not ok 8 - kasan_kunit # CONFIG_KASAN_KUNIT_TEST=y but no KUnit suite 'kasan' in dmesg"
@@ -488,27 +522,7 @@ if [ ! -s /tmp/kunit.out ]; then
 		ktap "ok 8 - kasan_kunit # SKIP CONFIG_KASAN is not set"
 	fi
 else
-	grep -v '^RESULT ' /tmp/kunit.out > /tmp/kunit.ktap
-	SUITE=$(sed -n 's/^RESULT //p' /tmp/kunit.out)
-	PLAN=$(sed -n 's/^1\.\.\([0-9][0-9]*\)$/\1/p' /tmp/kunit.ktap | head -n 1)
-	NRES=$(grep -cE '^(not )?ok [0-9]+' /tmp/kunit.ktap)
-	NFAIL=$(grep -c '^not ok ' /tmp/kunit.ktap)
-	R8=""
-	if [ -z "$SUITE" ]; then
-		R8="the suite has no result line (truncated?)"
-	elif [ -z "$PLAN" ]; then
-		R8="the suite printed no plan"
-	elif [ "$NRES" -ne "$PLAN" ]; then
-		R8="$NRES of $PLAN results"
-	elif [ "$NFAIL" -ne 0 ]; then
-		R8="$NFAIL of $PLAN KUnit cases failed"
-	elif [ "${SUITE#ok }" = "$SUITE" ]; then
-		R8="suite result: $SUITE"
-	fi
-	while IFS= read -r line; do
-		ktap "    $line"
-	done < /tmp/kunit.ktap
-	if [ -z "$R8" ]; then ktap "ok 8 - kasan_kunit"; else ktap "not ok 8 - kasan_kunit # $R8"; fi
+	kunit_nest 8 kasan_kunit /tmp/kunit.out
 fi
 
 # ---- 9: IOMMU --------------------------------------------------------------------
@@ -879,6 +893,24 @@ else
 		fi
 	done
 	if [ -z "$R11" ]; then ktap "ok 11 - test_meminit"; else ktap "not ok 11 - test_meminit # $R11"; fi
+fi
+
+# ---- 12: the kernel's SLUB KUnit suite ------------------------------------------------
+# lib/slub_kunit.c (Linux 5.14 and later; the slub configuration builds it in
+# on 6.1 and 6.12: verify/configs/<version>/slub-kunit.config), suite
+# "slub_test": it corrupts objects of its own caches and counts SLUB's
+# reports of them (which KUnit keeps off the console).  Run before /init,
+# read from the boot log init saved first.
+SLUB_KUNIT=$(sed -n 's/^# faultinj: .*, slub_kunit \([01]\),.*/\1/p' /tmp/fi-mod.ktap | head -n 1)
+kunit_lift slub_test < /tmp/boot-dmesg.log > /tmp/slub-kunit.out
+if [ -s /tmp/slub-kunit.out ]; then
+	kunit_nest 12 slub_kunit /tmp/slub-kunit.out
+elif [ "$SLUB_KUNIT" = 1 ]; then
+	ktap "not ok 12 - slub_kunit # CONFIG_SLUB_KUNIT_TEST=y but no KUnit suite 'slub_test' in the boot log"
+elif [ "$KMAJ" -lt 5 ] || { [ "$KMAJ" -eq 5 ] && [ "$KMIN" -lt 14 ]; }; then
+	ktap "ok 12 - slub_kunit # SKIP lib/slub_kunit.c came in Linux 5.14 (this is $KV)"
+else
+	ktap "ok 12 - slub_kunit # SKIP CONFIG_SLUB_KUNIT_TEST is not built in"
 fi
 
 finish "$(uptime_s)"

@@ -623,10 +623,11 @@ static int __init slabconv_faultinj_init(void)
 	mutex_lock(&fi_mutex);
 	pr_info("KTAP version 1\n");
 	pr_info("# Subtest: slabconv_faultinj\n");
-	pr_info("# faultinj: allocator %s, fail_page_alloc %d, failslab %d, debugfs %d, oom_report %d, debug_slab %d, test_meminit %d, armed '%s', linux %d.%d\n",
+	pr_info("# faultinj: allocator %s, fail_page_alloc %d, failslab %d, debugfs %d, oom_report %d, debug_slab %d, test_meminit %d, slub_kunit %d, armed '%s', linux %d.%d\n",
 		ALLOCATOR, IS_ENABLED(CONFIG_FAIL_PAGE_ALLOC), IS_ENABLED(CONFIG_FAILSLAB),
 		IS_ENABLED(CONFIG_FAULT_INJECTION_DEBUG_FS), OOM_REPORT,
-		IS_ENABLED(CONFIG_DEBUG_SLAB), IS_BUILTIN(CONFIG_TEST_MEMINIT), armed,
+		IS_ENABLED(CONFIG_DEBUG_SLAB), IS_BUILTIN(CONFIG_TEST_MEMINIT),
+		IS_BUILTIN(CONFIG_SLUB_KUNIT_TEST), armed,
 		LINUX_VERSION_CODE >> 16, (LINUX_VERSION_CODE >> 8) & 0xff);
 	pr_info("1..%zu\n", ARRAY_SIZE(cases));
 	run_phase(PHASE_PAGE);
