@@ -640,3 +640,52 @@ def test_runtime_bisect_passes_once_the_defect_is_gone(series, tmp_path, monkeyp
     assert r.ok, r.summary
     assert [p.boot["verdict"] for p in r.configs[0].patches] == ["pass", "pass"]
     assert "runtime: 2/2 kernels passed" in r.summary
+
+
+def test_object_code_check_names_a_type_only_patch_that_changes_code(series, tmp_path,
+                                                                     monkeypatch):
+    """The loop keeps the objects a patch's build may rewrite, hands the
+    rewritten ones to objdiff.check_patch with the patch's expectations, and
+    fails a patch with an undeclared change; a rerun takes the verdicts from
+    the state."""
+    from verify import objdiff
+    pristine, repo, base = series
+    FakeKernel(monkeypatch)
+    seen = []
+
+    def fake_check(before, after, objects, expectations, renames, patch=""):
+        seen.append((patch, sorted(objects), expectations, all(
+            (Path(before) / o).is_file() for o in objects)))
+        hot = [o for o in objects if "HOT" in (Path(after).parent / "mm" /
+                                               (Path(o).stem + ".c")).read_text()
+               and "Header" not in patch]           # the header changes no code
+        d = [objdiff.ObjDiff(o, changed=[objdiff.FuncChange("kfree", 100, 108)]) for o in hot]
+        unexpected, missing = objdiff.judge(expectations, d, patch)
+        return objdiff.PatchCode(patch, d, unexpected, missing)
+    monkeypatch.setattr(objdiff, "check_patch", fake_check)
+    patch(repo, "mm: Type only", {"mm/a.c": A_C.replace("1", "11")})
+    patch(repo, "mm: Hot path", {"mm/a.c": A_C + "/* HOT */\n"})
+    patch(repo, "h: Header", {"include/h.h": "#define H 3\n"})
+    patch(repo, "mm: Declared", {"mm/b.c": B_C + "/* HOT */\n"})
+    declared = [CodeExpectStub(["kfree"], "on purpose")]
+    code = lambda subject: (declared if subject == "mm: Declared" else None, {})
+    out_root = tmp_path / "builds"
+    r = run(repo, pristine, out_root, code=code)
+    c = r.configs[0]
+    assert [p.ok for p in c.patches] == [True] * 4 and not r.ok
+    assert [p.index for p in c.code_failures] == [2]
+    assert seen[0][:2] == ("1/4 mm: Type only", ["mm/a.o"]) and seen[0][3]
+    assert seen[2][1] == ["mm/a.o", "mm/b.o"]       # the header: every object rewritten
+    assert r.problems == ['patch 2/4 "mm: Hot path" changes the code of mm/a.o: kfree '
+                          '(changed, 100 -> 108 bytes, +8) in config slub; its manifest entry '
+                          'expects no code change there']
+    assert "object code: 2/4 patches change no function's code" in r.summary
+    assert "UNEXPECTED mm/a.o: kfree: +8 bytes (100 -> 108)" in r.summary
+    n = len(seen)
+    r2 = run(repo, pristine, out_root, code=code)
+    assert len(seen) == n and [p.index for p in r2.configs[0].code_failures] == [2]
+
+
+class CodeExpectStub:
+    def __init__(self, functions, why):
+        self.functions, self.why, self.objects = functions, why, []
