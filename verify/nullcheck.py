@@ -33,6 +33,7 @@ Command line: `python3 -m verify.nullcheck --repo DIR [--base REF]
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
 import os
@@ -184,10 +185,15 @@ class NullcheckResult:
 
 # ---- one file version ----------------------------------------------------------
 
+@functools.lru_cache(maxsize=None)
+def _spatch_version() -> str:
+    from regen.spatch import spatch_version
+    return spatch_version()
+
+
 def rule_digest() -> str:
     """The rule's text and spatch's version: what a cached result depends on besides the file."""
-    from regen.spatch import spatch_version
-    h = hashlib.sha256(RULE.read_bytes() + b"\0" + spatch_version().encode() + b"\0"
+    h = hashlib.sha256(RULE.read_bytes() + b"\0" + _spatch_version().encode() + b"\0"
                        + CACHE_VERSION.encode())
     return h.hexdigest()[:16]
 
