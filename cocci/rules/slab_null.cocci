@@ -22,8 +22,11 @@
 /// such a function and not tested, or tested by an `if (x)` without else
 /// that falls through), or returns the result of such a function; or if it
 /// is one of the page allocator and lookup functions that document a NULL
-/// return (MAY_NULL_KNOWN below).  A use guarded in the same expression
-/// (x && page_slab(x)->m, x ? slab_nid(x) : -1) is not reported.
+/// return (MAY_NULL_KNOWN below).  A `{ return NULL; }` stub beside
+/// another definition of the function (the #else of a configuration) does
+/// not count.  A use guarded in the same expression (x && page_slab(x)->m,
+/// x ? slab_nid(x) : -1) is not reported; an assignment, &x or a list
+/// iterator over x between the two places ends the path.
 /// One line per finding, sorted by file and line:
 ///   FILE:LINE: HELPER(EXPR) on a value that can be NULL: WHY
 /// where the arguments of a call in EXPR are written "...".
@@ -40,8 +43,6 @@ virtual report
 
 @initialize:python@
 @@
-import re
-
 # Page allocator and lookup functions whose NULL return is part of their
 # documented contract (their definitions are in files not given to spatch).
 MAY_NULL_KNOWN = {
@@ -73,8 +74,8 @@ _text = {}         # use place -> "helper(expr)"
 _arg = {}          # use place -> place of the variable it reads
 _guarded = set()   # places of variables read under a NULL test in the same expression
 _calls = []        # (use place, callee)
-_assigned = []     # (use place, variable, callee, file, line of the assignment)
-_after = []        # (use place, variable, file, line of the test)
+_assigned = []     # (use place, variable, callee, "file:line" of the assignment)
+_after = []        # (use place, variable, "file:line" of the test)
 
 def where(p):
     return "%s:%s" % (p[0].file, p[0].line)
@@ -150,6 +151,8 @@ p << retcallcast.p;
 _edges.append((func(p), str(g), "returns slab_page(%s()) at %s" % (g, where(p))))
 
 @retvar depends on report exists@
+iterator I;
+statement S0;
 identifier x, g;
 expression E;
 statement S1, S2;
@@ -167,6 +170,7 @@ position p1, p2;
 )
  ... when != x = E
      when != &x
+     when != I(x, ...) S0
      when != if (<+...x...+>) S1 else S2
      when != \(x == NULL\|x != NULL\)
  return@p2 x;
@@ -181,6 +185,8 @@ _edges.append((func(p2), str(g), "returns %s at %s, assigned from %s() at %s"
                % (x, where(p2), g, where(p1))))
 
 @retvarnull depends on report exists@
+iterator I;
+statement S0;
 identifier x;
 expression E;
 type T;
@@ -193,6 +199,7 @@ position p1, p2;
 )
  ... when != x = E
      when != &x
+     when != I(x, ...) S0
  return@p2 x;
 
 @script:python depends on report@
@@ -203,6 +210,8 @@ p2 << retvarnull.p2;
 _direct.setdefault(func(p2), "returns %s at %s, set to NULL at %s" % (x, where(p2), where(p1)))
 
 @rettested depends on report exists@
+iterator I;
+statement S0;
 identifier x;
 expression E;
 statement S;
@@ -211,6 +220,7 @@ position p1, p2;
  if@p1 (x != NULL) S
  ... when != x = E
      when != &x
+     when != I(x, ...) S0
  return@p2 x;
 
 @script:python depends on report@
@@ -350,6 +360,8 @@ use(p, "slab_page(%s(...))->%s" % (g, m))
 // ---- a variable assigned from a call and not tested before the use ----------
 
 @assigned depends on report exists@
+iterator I;
+statement S0;
 identifier h =~ "^(page_slab|compound_head|slab_address|slab_nid|slab_order|slab_pgdat|slab_size|(__)?slab_(test|set|clear)_[A-Za-z0-9_]+)$";
 identifier x, g, m;
 expression E;
@@ -368,6 +380,7 @@ position p1, p;
 )
  ... when != x = E
      when != &x
+     when != I(x, ...) S0
      when != if (<+...x...+>) S1 else S2
      when != \(x == NULL\|x != NULL\)
 (
@@ -389,6 +402,8 @@ _assigned.append((place(p), str(x), str(g), where(p1)))
 // ---- a variable tested against NULL after the use (and not before) ----------
 
 @after depends on report exists@
+iterator I;
+statement S0;
 identifier h =~ "^(page_slab|compound_head|slab_address|slab_nid|slab_order|slab_pgdat|slab_size|(__)?slab_(test|set|clear)_[A-Za-z0-9_]+)$";
 identifier fn, x, m;
 expression E;
@@ -407,6 +422,7 @@ position p, p2;
 )
  ... when != x = E
      when != &x
+     when != I(x, ...) S0
 (
  x@p2 == NULL
 |

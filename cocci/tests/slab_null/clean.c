@@ -112,3 +112,16 @@ static void other(struct page *page, struct page *other)
 	if (!other || !slab->freelist)
 		return;
 }
+
+/* a list iterator assigns the variable */
+static void iterated(struct kmem_cache_node *n, struct slab *slab)
+{
+	struct slab *first = list_first_entry_or_null(&n->partial, struct slab, slab_list);
+
+	list_for_each_entry(first, &n->partial, slab_list)
+		slab_nid(first);
+	list_for_each_entry(slab, &n->partial, slab_list)
+		slab_nid(slab);
+	if (!slab)
+		return;
+}
