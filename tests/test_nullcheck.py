@@ -210,6 +210,14 @@ BAD:!!!!! 	return 1 +;
     assert nullcheck.parse_unparsed(err) == ["return 1 +;"]
 
 
+def test_spatch_failures_are_told_from_the_code_it_echoes():
+    echoed = "parse error\nbadcount: 2\nbad: if (exception)\nBAD:!!!!! \tTimeout at(x) +;\n"
+    assert not nullcheck._spatch_failed(0, echoed)
+    assert nullcheck._spatch_failed(0, echoed + "Timeout at 120.000000 on: mm/slub.c\n")
+    assert nullcheck._spatch_failed(0, "EXN: Failure(\"...\")\n")
+    assert nullcheck._spatch_failed(255, "")
+
+
 def test_output_that_is_not_a_finding_is_an_error():
     assert nullcheck.parse_output("mm/slub.c:12: page_slab(p) on a value that can be NULL: "
                                   "p is tested against NULL after this use, at mm/slub.c:14\n") \

@@ -55,8 +55,15 @@ CACHE_VERSION = "1"
 
 _LINE = re.compile(r"^(?P<file>.+?):(?P<line>\d+): (?P<text>.+?) on a value that can be NULL: "
                    r"(?P<why>.+)$")
-_FAILED = re.compile(r"(Fatal error|EXN|exception|Exception|[Tt]imeout|Traceback|"
-                     r"Segmentation fault|Out of memory)")
+# spatch's own failures; the code it echoes around a parse error (bad:,
+# BAD:) may say anything and is not looked at
+_FAILED = re.compile(r"(Fatal error|EXN|[Ee]xception|Timeout at|timeout \(we abort\)|"
+                     r"Traceback|Error in Python|Segmentation fault|Out of memory)")
+
+
+def _spatch_failed(rc: int, err: str) -> bool:
+    return rc != 0 or any(_FAILED.search(line) for line in err.splitlines()
+                          if not line.startswith(("bad:", "BAD:")))
 
 
 @dataclass(frozen=True, order=True)
@@ -258,9 +265,9 @@ def run_rule(path: str, content: bytes, digest: str | None = None) -> Scan:
         cp = subprocess.run(cmd, cwd=tmp, capture_output=True, text=True, errors="replace",
                             stdin=subprocess.DEVNULL)
     err = cp.stderr or ""
-    if cp.returncode != 0 or _FAILED.search(err):
+    if _spatch_failed(cp.returncode, err):
         lines = [l for l in err.splitlines() if l.strip() and not l.startswith(
-            ("Warning: PARSING: type defaults", "init_defs_builtins", "HANDLING:"))]
+            ("Warning: PARSING: type defaults", "init_defs_builtins", "HANDLING:", "bad:"))]
         raise SlabconvError(f"spatch exit {cp.returncode} on {path}: "
                             + ("\n".join(lines[-12:]) or cp.stdout.strip()[-2000:]))
     findings = [(line, text, why) for fname, line, text, why in parse_output(cp.stdout)]
