@@ -126,7 +126,8 @@ def apply_series(src: Source, patches_dir: Path) -> Applied:
 
 def verify_applied(ap: Applied, config=DEFAULT_CONFIGS, bisect_configs=DEFAULT_BISECT, *,
                    layout: bool = True, checkpatch: bool = True, tree_gates: bool = True,
-                   coverage_configs=None, runtime_configs=RUNTIME_BISECT):
+                   coverage_configs=None, runtime_configs=RUNTIME_BISECT,
+                   nullcheck: bool | None = None):
     """Every check of the applied series (verify/gates.py), the cheap ones
     first: checkpatch on every patch; struct slab's layout asserts (x86_64
     and i386, with and without MEMCG); the final tree (baseline vs patched:
@@ -143,7 +144,8 @@ def verify_applied(ap: Applied, config=DEFAULT_CONFIGS, bisect_configs=DEFAULT_B
     whose summary is printed last and whose JSON report is
     runs/verify-<version>.json.  layout=False / checkpatch=False /
     tree_gates=False (the field users and the residue): not run, and said so
-    (boot builds kernels through here)."""
+    (boot builds kernels through here).  nullcheck (default: as tree_gates):
+    slab_null.cocci at every patch (verify/nullcheck.py); False: not run."""
     import verify
     from verify import bisect, field_users
     from verify.gates import Gates
@@ -158,6 +160,11 @@ def verify_applied(ap: Applied, config=DEFAULT_CONFIGS, bisect_configs=DEFAULT_B
         print(g.checkpatch.summary(per_finding=False))
     else:
         g.not_run["checkpatch"] = "not asked for"
+    if tree_gates if nullcheck is None else nullcheck:     # seconds; cached per file
+        g.nullcheck = nullcheck_series(ap)
+        print(g.nullcheck.summary_text())
+    else:
+        g.not_run["nullcheck"] = "--no-nullcheck" if nullcheck is False else "not asked for"
     out_root = paths.cache_dir("build", ap.src.version)
     if layout:                    # minutes, where the builds below take an hour cold
         from verify import layout as L
@@ -234,6 +241,9 @@ def verify_applied(ap: Applied, config=DEFAULT_CONFIGS, bisect_configs=DEFAULT_B
         if res is not None and not res.ok:
             r.ok = False
             r.problems.extend(f"[{name}] {p}" for p in res.problems)
+    if g.nullcheck is not None and not g.nullcheck.ok:
+        r.ok = False
+        r.problems.extend(f"[nullcheck] {p}" for p in g.nullcheck.problems())
     if r.others:
         print("verify: " + "; ".join(f"{x.config} {'ok' if x.ok else 'FAILED'}" for x in results))
     g.builds, g.bisect, g.field_users, g.residue = results, r.bisect, r.field_users, r.residue
@@ -280,6 +290,13 @@ def compiled_lines_check(ap: Applied, results, coverage_configs, out_root: Path,
     return rep, failed
 
 
+def nullcheck_series(ap: Applied):
+    """slab_null.cocci at every patch of the applied series, on the files each changes."""
+    from regen.worktree import BASE_TAG
+    from verify import nullcheck
+    return nullcheck.check_series(ap.tree, BASE_TAG, "HEAD")
+
+
 def checkpatch_series(ap: Applied):
     """The baseline tree's checkpatch.pl on every patch of the applied series."""
     from verify import checkpatch
@@ -303,7 +320,7 @@ def record_verify(ap: Applied, results, r) -> None:
     g = getattr(r, "gates", None)
     if getattr(g, "compiled", None) is not None:
         recorded.record(ap.src.version, "compiled-lines", stamp, g.compiled.to_dict())
-    for name in ("layout", "checkpatch"):
+    for name in ("layout", "checkpatch", "nullcheck"):
         res = getattr(g, name, None)
         if res is not None:
             recorded.record(ap.src.version, name, stamp, res.to_dict())
@@ -626,6 +643,7 @@ def _checks(args) -> dict:
     rt = RUNTIME_BISECT if rt is None else tuple(c for c in comma_list(rt) if c != "none")
     return {"layout": not getattr(args, "no_layout", False),
             "checkpatch": not getattr(args, "no_checkpatch", False),
+            "nullcheck": False if getattr(args, "no_nullcheck", False) else None,
             "coverage_configs": cov, "runtime_configs": rt}
 
 
@@ -722,6 +740,9 @@ def add_commands(sub, common) -> None:
                                 "default: %(default)s)")
             p.add_argument("--no-checkpatch", action="store_true",
                            help="do not run checkpatch on the patches (listed as not run)")
+            p.add_argument("--no-nullcheck", action="store_true",
+                           help="do not run cocci/rules/slab_null.cocci at every patch "
+                                "(verify/nullcheck.py; listed as not run)")
         p.set_defaults(func=func)
 
     from verify import checkpatch, layout, residue

@@ -15,6 +15,7 @@ import pytest
 
 from slabconv import pipeline
 from verify import bisect, checkpatch as CP, compiled as CL, gates, kbuild, layout as LY, sparse
+from verify import nullcheck as NC
 from verify import warnings as W
 import verify
 
@@ -80,6 +81,16 @@ def _layout(tmp, fail=False):
     return LY.LayoutResult(ok=not fail, tree=tmp, asserts=[a], combos=combos)
 
 
+def _nullcheck(tmp, finding=False):
+    ps = [NC.PatchCheck(1, "a" * 40, "mm: One", ["mm/slub.c"]),
+          NC.PatchCheck(2, "b" * 40, "mm: Two", ["mm/slub.c", "mm/slab.h"])]
+    if finding:
+        ps[1].findings = [NC.Finding(2, "mm: Two", "b" * 40, "mm/slub.c", 1829,
+                                     "page_slab(allocate_slab(...))",
+                                     "allocate_slab() returns NULL at mm/slub.c:1817")]
+    return NC.NullcheckResult(tmp, "slabconv-baseline", "HEAD", "0" * 16, ps, seconds=1.0)
+
+
 class FakeResidue:
     files = ["mm/slub.c"]
     results = []
@@ -130,6 +141,8 @@ def world(tmp_path, monkeypatch):
     monkeypatch.setattr(bisect, "check_series", check_series)
     monkeypatch.setattr(pipeline, "field_users_check", field_users_check)
     monkeypatch.setattr(pipeline, "residue_summary", lambda ap: FakeResidue())
+    monkeypatch.setattr(pipeline, "nullcheck_series",
+                        lambda ap: _nullcheck(tmp_path, finding=plant.get("nullcheck", False)))
     monkeypatch.setattr(pipeline, "checkpatch_series",
                         lambda ap: _checkpatch(tmp_path, error=plant.get("checkpatch", False)))
     monkeypatch.setattr(LY, "check", lambda *a, **k: _layout(tmp_path, fail=plant.get("layout", False)))
@@ -154,7 +167,7 @@ def test_all_checks_pass_and_every_figure_is_printed(world, capsys):
     out = capsys.readouterr().out
     summary = out[out.index("==== verify:"):]
     assert r.ok and r.gates.ok and summary.rstrip().splitlines()[-1].startswith("verify: PASS")
-    for needle in ("checkpatch ok", "builds ok", "per-patch ok", "field-users ok", "residue ok",
+    for needle in ("checkpatch ok", "nullcheck ok", "builds ok", "per-patch ok", "field-users ok", "residue ok",
                    "layout ok", "compiled-lines ok",
                    "compiled lines: 3 of 3 changed code lines compiled by a build "
                    "(slub, slab, kasan), 0 allowed not to be, 0 NOT compiled",
@@ -164,7 +177,8 @@ def test_all_checks_pass_and_every_figure_is_printed(world, capsys):
                    "mm: Three",                                           # per-patch times
                    "layout-i386-nomemcg", "1 asserts hold",               # layout per combo
                    "mm/slub.c                     5 uses",                # residue per file
-                   "field users: 1 file(s)"):
+                   "field users: 1 file(s)",
+                   "nullcheck: OK: 0 finding(s)"):
         assert needle in summary, needle
     rep = json.loads(r.gates.report.read_text())
     assert rep["ok"] and set(rep["status"]) == set(gates.CHECKS)
@@ -181,6 +195,8 @@ def test_all_checks_pass_and_every_figure_is_printed(world, capsys):
 @pytest.mark.parametrize("plant, named", [
     ({"checkpatch": True}, "0002-mm-Two.patch: 1 checkpatch error(s): TRAILING_WHITESPACE"),
     ({"layout": True}, "[layout] [layout-i386] assert failed: SLAB_MATCH(flags, flags)"),
+    ({"nullcheck": True}, "[nullcheck] patch 0002 (mm: Two): mm/slub.c:1829: "
+                          "page_slab(allocate_slab(...)) on a value that can be NULL"),
     ({"sparse": "slab"}, "[slab] 1 new sparse warning(s)"),
     ({"bisect": 2}, "patch 2/3 \"mm: Two\" fails in config slub"),
     ({"field": True}, "still used after the series in mm/user.c"),
@@ -226,7 +242,7 @@ def test_boot_leaves_out_the_tree_gates_and_says_so(world, capsys):
     out = capsys.readouterr().out
     assert r.ok and r.field_users is None and r.residue is None
     st = r.gates.status()
-    assert st["field-users"] == st["residue"] == "not run: not asked for"
+    assert st["field-users"] == st["residue"] == st["nullcheck"] == "not run: not asked for"
     assert "field users: not run: not asked for" in out and "residue: not run" in out
     planted_run = pipeline.verify_applied(ap, ("slub",), (), layout=False, checkpatch=False)
     assert not planted_run.ok, "the same world fails when the tree gates run"
@@ -245,3 +261,15 @@ def test_bisect_configs_accept_the_heavier_configurations():
     assert {"kasan", "iommu", "mm-users"} <= set(pipeline.BISECT_CHOICES)
     args = type("A", (), {"bisect_configs": "slub,kasan,iommu"})()
     assert pipeline._bisect_configs(args) == ("slub", "kasan", "iommu")
+
+
+def test_no_nullcheck_is_listed_as_not_run(world, capsys):
+    ap, planted = world
+    planted["nullcheck"] = True                   # would fail, but is not run
+    r = run(ap, nullcheck=False)
+    out = capsys.readouterr().out
+    assert r.ok and r.gates.nullcheck is None
+    assert r.gates.status()["nullcheck"] == "not run: --no-nullcheck"
+    assert "nullcheck: --no-nullcheck" in out
+    args = type("A", (), {"no_nullcheck": True})()
+    assert pipeline._checks(args)["nullcheck"] is False

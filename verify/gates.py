@@ -1,7 +1,9 @@
 """All of `slabconv verify`'s checks together: one human summary, one JSON report.
 
 verify runs, on the series applied with git am (slabconv/pipeline.py):
-checkpatch on every patch (verify/checkpatch.py), per configuration the
+checkpatch on every patch (verify/checkpatch.py), page_slab() and the
+slab helpers on a value that can be NULL at every patch
+(verify/nullcheck.py), per configuration the
 baseline and patched kernels (new compiler warnings, sparse before and after
 per file: verify/__init__.py), every patch on its own per bisect
 configuration (verify/bisect.py), the changed lines each build compiled
@@ -21,8 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-CHECKS = ("checkpatch", "builds", "per-patch", "compiled-lines", "field-users", "residue",
-          "layout")
+CHECKS = ("checkpatch", "nullcheck", "builds", "per-patch", "compiled-lines", "field-users",
+          "residue", "layout")
 
 
 def _fmt(s: float) -> str:
@@ -58,6 +60,7 @@ class Gates:
     residue_gated: list = field(default_factory=list)   # NOT allowed uses in gated files
     layout: Optional[object] = None                # verify.layout.LayoutResult
     checkpatch: Optional[object] = None            # verify.checkpatch.CheckpatchResult
+    nullcheck: Optional[object] = None             # verify.nullcheck.NullcheckResult
     not_run: dict = field(default_factory=dict)    # check -> why
     problems: list = field(default_factory=list)
     seconds: float = 0.0
@@ -77,6 +80,8 @@ class Gates:
                 out[name] = f"not run: {self.not_run[name]}"
             elif name == "checkpatch":
                 out[name] = st(self.checkpatch is not None and self.checkpatch.ok)
+            elif name == "nullcheck":
+                out[name] = st(self.nullcheck is not None and self.nullcheck.ok)
             elif name == "builds":
                 out[name] = st(bool(self.builds) and all(_build_ok(b) for b in self.builds))
             elif name == "per-patch":
@@ -98,7 +103,8 @@ class Gates:
         L = [f"==== verify: Linux {self.kernel} ({self.source}), {self.patches} patches: "
              f"{'PASS' if self.ok else 'FAIL'} ({_fmt(self.seconds)}) ===="]
         L.append("  " + "; ".join(f"{k} {v}" for k, v in self.status().items()))
-        L += self._checkpatch_lines() + self._build_lines() + self._bisect_lines()
+        L += self._checkpatch_lines() + self._nullcheck_lines()
+        L += self._build_lines() + self._bisect_lines()
         L += self._compiled_lines()
         L += self._field_user_lines() + self._residue_lines() + self._layout_lines()
         if self.problems:
@@ -125,6 +131,12 @@ class Gates:
             for f in e:
                 L.append(f"       {f.describe()}")
         return L
+
+    def _nullcheck_lines(self) -> list:
+        n = self.nullcheck
+        if n is None:
+            return [f"nullcheck: {self.not_run.get('nullcheck', 'not run')}"]
+        return n.summary_text().splitlines()
 
     def _build_lines(self) -> list:
         if not self.builds:
@@ -223,6 +235,7 @@ class Gates:
             "patches": self.patches, "seconds": round(self.seconds, 1),
             "status": self.status(), "problems": self.problems, "not_run": self.not_run,
             "checkpatch": d(self.checkpatch),
+            "nullcheck": d(self.nullcheck),
             "builds": {b.config: dict(b.to_dict(), sparse_per_file=[
                 {"file": f, "baseline": n0, "patched": n1, "new": new}
                 for f, n0, n1, new in sparse_per_file(b.sparse)]) for b in self.builds},
