@@ -1101,10 +1101,14 @@ def _excerpt(a: str, b: str, name: str = "", limit: int = EXCERPT_LINES) -> str:
 def _elf_functions(elf: Elf) -> list:
     """The function names function_code() would give, from the symbols alone
     (X.cold folded into X; the pseudo-functions of unclaimed code left out)."""
-    names = {s.name for s in elf.symbols
-             if s.type == STT_FUNC and s.defined and s.size > 0 and s.name
-             and elf.sections[s.shndx].exec}
-    return sorted(n for n in names
+    by_range = {}
+    for s in elf.symbols:
+        if (s.type == STT_FUNC and s.defined and s.size > 0 and s.name
+                and elf.sections[s.shndx].exec):
+            by_range.setdefault((s.shndx, s.value, s.size), set()).add(s.name)
+    names = {n for g in by_range.values() for n in g}
+    firsts = {min(g) for g in by_range.values()}        # aliases count once
+    return sorted(n for n in firsts
                   if not (_COLD.match(n) and _COLD.match(n).group(1) in names))
 
 
@@ -1360,13 +1364,25 @@ def check_patch(before_dir, after_dir, objects: Iterable[str], expectations=None
     return PatchCode(patch, diffs, unexpected, missing, time.monotonic() - t0)
 
 
-def snapshot(o_dir, objects: Iterable[str], dest) -> list:
-    """Copy the objects (paths relative to O=) that exist into dest, keeping
-    their relative paths; returns the ones copied (a new object has no
-    previous version)."""
+def list_objects(o_dir) -> list:
+    """Every object file in O= (relative paths), but vmlinux.o (the whole
+    kernel linked into one object: its functions are the other objects')."""
+    o_dir = Path(o_dir)
+    out = []
+    for dp, _, fs in os.walk(o_dir):
+        for f in fs:
+            if f.endswith(".o") and f != "vmlinux.o":
+                out.append(os.path.relpath(os.path.join(dp, f), o_dir))
+    return sorted(out)
+
+
+def snapshot(o_dir, objects: Optional[Iterable[str]], dest) -> list:
+    """Copy the objects (paths relative to O=; None: list_objects(o_dir))
+    that exist into dest, keeping their relative paths; returns the ones
+    copied (a new object has no previous version)."""
     o_dir, dest = Path(o_dir), Path(dest)
     copied = []
-    for rel in objects:
+    for rel in (list_objects(o_dir) if objects is None else objects):
         src = o_dir / rel
         if not src.is_file():
             continue
@@ -1562,8 +1578,9 @@ class Bloat:
                          for n, o, w, d in self.rows]}
 
     def text(self) -> str:
+        """The summary line as bloat-o-meter prints it."""
         return (f"add/remove: {self.add}/{self.remove} grow/shrink: {self.grow}/{self.shrink} "
-                f"up/down: {self.up:+d}/{self.down:+d} ({self.net:+d})")
+                f"up/down: {self.up}/{self.down} ({self.net})")
 
 
 _BLOAT_SUMMARY = re.compile(r"^add/remove: (\d+)/(\d+) grow/shrink: (\d+)/(\d+) "
