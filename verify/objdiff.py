@@ -14,6 +14,15 @@ function, after normalising away what moves when unrelated code moves.
     unexpected, missing = objdiff.judge(entry.code, [d], patch="43/58 ...")
     objdiff.bloat(old_vmlinux, new_vmlinux, kernel_src)   # scripts/bloat-o-meter
 
+    # one patch: every object, judged against its manifest entry
+    entry = objdiff.entry_for_subject(series, pr.subject)          # or None
+    r = objdiff.check_patch(keep, o_dir, objects, entry, objdiff.renames_of(entry),
+                            patch=f"{pr.index}/{n} {pr.subject}")
+    r.ok, r.unexpected, r.missing, r.text(), r.to_dict()
+
+    python3 -m verify.objdiff BEFORE.o AFTER.o [--rename old=new] [--diff] [--json]
+    python3 -m verify.objdiff --dump - OBJ.o         # the normalised code
+
 What is compared
 ----------------
 `function_code(obj)` reads the ELF file itself (sections, symbols, REL and
@@ -75,7 +84,28 @@ position, or the position of something it refers to, moved):
   new name (a function, its `.cold`/`.constprop.N`/`.isra.N`/`.part.N`
   clones, a call target) reads as the old one, and so does a string equal
   to a new name (its `__func__`); the function is compared under its old
-  name.
+  name.  Renames nobody declared are found: a function gone and one new
+  whose code is the same but for the name (`slab_order()` ->
+  `calc_slab_order()`, made by a rule of its own), or a clone GCC no longer
+  needs (`setup_object.isra.0` -> `setup_object` once the source drops the
+  parameter the clone dropped); `ObjDiff.found_renames`, compared again
+  with them.
+* Identical code folding: GCC makes a new function whose code is an old
+  one's an alias of it (`virt_to_slab` = `virt_to_head_page`, same address
+  and size).  One function, named by a name both objects have; a call of
+  either name is the same call (`ObjDiff.aliases` lists the new names).
+* Objects whose code bytes, relocations, symbols and the data the code
+  refers to are the same byte for byte are equal without disassembling
+  (`ObjDiff.quick`): a header change usually moves only `__bug_table`.
+
+Reported as changes, deliberately (the code is not the same, though the
+source means the same): register allocation, block order, a static inline
+helper that `-Os` inlines once a caller is gone (the note "X inlined"), a
+call `page_slab()` adds (`compound_head()`, out of line at -Os), a stack
+frame that is no longer realigned.  A changed function lists the calls it
+gained and lost (`FuncChange.notes`); its diff excerpt masks the offsets
+of jumps inside it (`<fn+?>`) so it shows the change, not every jump after
+it.
 
 Not compared, with the reason:
 
