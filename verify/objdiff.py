@@ -1699,7 +1699,7 @@ def main(argv=None) -> int:
                     help="a function the patch renamed (repeatable)")
     ap.add_argument("--diff", action="store_true", help="show a diff excerpt per function")
     ap.add_argument("--dump", action="store_true",
-                    help="print the normalised code of AFTER (or BEFORE if AFTER is '-')")
+                    help="print the normalised code of AFTER (BEFORE is not read: give -)")
     ap.add_argument("--bloat", type=Path, metavar="KERNEL_SRC",
                     help="also run KERNEL_SRC/scripts/bloat-o-meter")
     ap.add_argument("--json", action="store_true", help="JSON on stdout")
