@@ -127,6 +127,7 @@ Not compared, with the reason:
 from __future__ import annotations
 
 import bisect as _bisect
+from collections import Counter
 import difflib
 import fnmatch
 import hashlib
@@ -1323,14 +1324,19 @@ def _call_notes(name: str, a: str, b: str, gone: set, new: set) -> list:
     own = clone_base(name)
 
     def calls(t):
-        return {x for x in _CALL.findall(t) if clone_base(x) != own and not x.startswith("[")}
+        return Counter(x for x in _CALL.findall(t)
+                       if clone_base(x) != own and not x.startswith("["))
     ca, cb = calls(a), calls(b)
     notes = []
-    for x in sorted(ca - cb):
-        notes.append(f"{x} inlined (no out-of-line copy left)" if x in gone
-                     else f"no longer calls {x}")
-    for x in sorted(cb - ca):
-        notes.append(f"calls {x}, now out of line" if x in new else f"now calls {x}")
+    for x in sorted(set(ca) | set(cb)):
+        if not cb[x]:
+            notes.append(f"{x} inlined (no out-of-line copy left)" if x in gone
+                         else f"no longer calls {x}")
+        elif not ca[x]:
+            notes.append(f"calls {x}, now out of line" if x in new else f"now calls {x}")
+        elif ca[x] != cb[x]:
+            notes.append(f"{cb[x] - ca[x]:+d} call{'s' if abs(cb[x] - ca[x]) > 1 else ''} "
+                         f"of {x}")
     return notes[:6]
 
 
