@@ -564,7 +564,6 @@ class _Snippet:
     owner: Optional[str] = None     # function name it is attached to
     how: str = ""                   # "ref" | "table" | "jump"
     site: int = 0                   # offset in the owner (table/jump attribution)
-    ordinal: int = 0
 
 
 class _Object:
