@@ -14,6 +14,15 @@ function, after normalising away what moves when unrelated code moves.
     unexpected, missing = objdiff.judge(entry.code, [d], patch="43/58 ...")
     objdiff.bloat(old_vmlinux, new_vmlinux, kernel_src)   # scripts/bloat-o-meter
 
+    # one patch: every object, judged against its manifest entry
+    entry = objdiff.entry_for_subject(series, pr.subject)          # or None
+    r = objdiff.check_patch(keep, o_dir, objects, entry, objdiff.renames_of(entry),
+                            patch=f"{pr.index}/{n} {pr.subject}")
+    r.ok, r.unexpected, r.missing, r.text(), r.to_dict()
+
+    python3 -m verify.objdiff BEFORE.o AFTER.o [--rename old=new] [--diff] [--json]
+    python3 -m verify.objdiff --dump - OBJ.o         # the normalised code
+
 What is compared
 ----------------
 `function_code(obj)` reads the ELF file itself (sections, symbols, REL and
@@ -75,7 +84,28 @@ position, or the position of something it refers to, moved):
   new name (a function, its `.cold`/`.constprop.N`/`.isra.N`/`.part.N`
   clones, a call target) reads as the old one, and so does a string equal
   to a new name (its `__func__`); the function is compared under its old
-  name.
+  name.  Renames nobody declared are found: a function gone and one new
+  whose code is the same but for the name (`slab_order()` ->
+  `calc_slab_order()`, made by a rule of its own), or a clone GCC no longer
+  needs (`setup_object.isra.0` -> `setup_object` once the source drops the
+  parameter the clone dropped); `ObjDiff.found_renames`, compared again
+  with them.
+* Identical code folding: GCC makes a new function whose code is an old
+  one's an alias of it (`virt_to_slab` = `virt_to_head_page`, same address
+  and size).  One function, named by a name both objects have; a call of
+  either name is the same call (`ObjDiff.aliases` lists the new names).
+* Objects whose code bytes, relocations, symbols and the data the code
+  refers to are the same byte for byte are equal without disassembling
+  (`ObjDiff.quick`): a header change usually moves only `__bug_table`.
+
+Reported as changes, deliberately (the code is not the same, though the
+source means the same): register allocation, block order, a static inline
+helper that `-Os` inlines once a caller is gone (the note "X inlined"), a
+call `page_slab()` adds (`compound_head()`, out of line at -Os), a stack
+frame that is no longer realigned.  A changed function lists the calls it
+gained and lost (`FuncChange.notes`); its diff excerpt masks the offsets
+of jumps inside it (`<fn+?>`) so it shows the change, not every jump after
+it.
 
 Not compared, with the reason:
 
@@ -97,6 +127,7 @@ Not compared, with the reason:
 from __future__ import annotations
 
 import bisect as _bisect
+from collections import Counter
 import difflib
 import fnmatch
 import hashlib
@@ -533,7 +564,6 @@ class _Snippet:
     owner: Optional[str] = None     # function name it is attached to
     how: str = ""                   # "ref" | "table" | "jump"
     site: int = 0                   # offset in the owner (table/jump attribution)
-    ordinal: int = 0
 
 
 class _Object:
@@ -1101,10 +1131,14 @@ def _excerpt(a: str, b: str, name: str = "", limit: int = EXCERPT_LINES) -> str:
 def _elf_functions(elf: Elf) -> list:
     """The function names function_code() would give, from the symbols alone
     (X.cold folded into X; the pseudo-functions of unclaimed code left out)."""
-    names = {s.name for s in elf.symbols
-             if s.type == STT_FUNC and s.defined and s.size > 0 and s.name
-             and elf.sections[s.shndx].exec}
-    return sorted(n for n in names
+    by_range = {}
+    for s in elf.symbols:
+        if (s.type == STT_FUNC and s.defined and s.size > 0 and s.name
+                and elf.sections[s.shndx].exec):
+            by_range.setdefault((s.shndx, s.value, s.size), set()).add(s.name)
+    names = {n for g in by_range.values() for n in g}
+    firsts = {min(g) for g in by_range.values()}        # aliases count once
+    return sorted(n for n in firsts
                   if not (_COLD.match(n) and _COLD.match(n).group(1) in names))
 
 
@@ -1289,14 +1323,19 @@ def _call_notes(name: str, a: str, b: str, gone: set, new: set) -> list:
     own = clone_base(name)
 
     def calls(t):
-        return {x for x in _CALL.findall(t) if clone_base(x) != own and not x.startswith("[")}
+        return Counter(x for x in _CALL.findall(t)
+                       if clone_base(x) != own and not x.startswith("["))
     ca, cb = calls(a), calls(b)
     notes = []
-    for x in sorted(ca - cb):
-        notes.append(f"{x} inlined (no out-of-line copy left)" if x in gone
-                     else f"no longer calls {x}")
-    for x in sorted(cb - ca):
-        notes.append(f"calls {x}, now out of line" if x in new else f"now calls {x}")
+    for x in sorted(set(ca) | set(cb)):
+        if not cb[x]:
+            notes.append(f"{x} inlined (no out-of-line copy left)" if x in gone
+                         else f"no longer calls {x}")
+        elif not ca[x]:
+            notes.append(f"calls {x}, now out of line" if x in new else f"now calls {x}")
+        elif ca[x] != cb[x]:
+            notes.append(f"{cb[x] - ca[x]:+d} call{'s' if abs(cb[x] - ca[x]) > 1 else ''} "
+                         f"of {x}")
     return notes[:6]
 
 
@@ -1360,13 +1399,25 @@ def check_patch(before_dir, after_dir, objects: Iterable[str], expectations=None
     return PatchCode(patch, diffs, unexpected, missing, time.monotonic() - t0)
 
 
-def snapshot(o_dir, objects: Iterable[str], dest) -> list:
-    """Copy the objects (paths relative to O=) that exist into dest, keeping
-    their relative paths; returns the ones copied (a new object has no
-    previous version)."""
+def list_objects(o_dir) -> list:
+    """Every object file in O= (relative paths), but vmlinux.o (the whole
+    kernel linked into one object: its functions are the other objects')."""
+    o_dir = Path(o_dir)
+    out = []
+    for dp, _, fs in os.walk(o_dir):
+        for f in fs:
+            if f.endswith(".o") and f != "vmlinux.o":
+                out.append(os.path.relpath(os.path.join(dp, f), o_dir))
+    return sorted(out)
+
+
+def snapshot(o_dir, objects: Optional[Iterable[str]], dest) -> list:
+    """Copy the objects (paths relative to O=; None: list_objects(o_dir))
+    that exist into dest, keeping their relative paths; returns the ones
+    copied (a new object has no previous version)."""
     o_dir, dest = Path(o_dir), Path(dest)
     copied = []
-    for rel in objects:
+    for rel in (list_objects(o_dir) if objects is None else objects):
         src = o_dir / rel
         if not src.is_file():
             continue
@@ -1562,8 +1613,9 @@ class Bloat:
                          for n, o, w, d in self.rows]}
 
     def text(self) -> str:
+        """The summary line as bloat-o-meter prints it."""
         return (f"add/remove: {self.add}/{self.remove} grow/shrink: {self.grow}/{self.shrink} "
-                f"up/down: {self.up:+d}/{self.down:+d} ({self.net:+d})")
+                f"up/down: {self.up}/{self.down} ({self.net})")
 
 
 _BLOAT_SUMMARY = re.compile(r"^add/remove: (\d+)/(\d+) grow/shrink: (\d+)/(\d+) "
@@ -1652,7 +1704,7 @@ def main(argv=None) -> int:
                     help="a function the patch renamed (repeatable)")
     ap.add_argument("--diff", action="store_true", help="show a diff excerpt per function")
     ap.add_argument("--dump", action="store_true",
-                    help="print the normalised code of AFTER (or BEFORE if AFTER is '-')")
+                    help="print the normalised code of AFTER (BEFORE is not read: give -)")
     ap.add_argument("--bloat", type=Path, metavar="KERNEL_SRC",
                     help="also run KERNEL_SRC/scripts/bloat-o-meter")
     ap.add_argument("--json", action="store_true", help="JSON on stdout")
