@@ -689,3 +689,26 @@ def test_object_code_check_names_a_type_only_patch_that_changes_code(series, tmp
 class CodeExpectStub:
     def __init__(self, functions, why):
         self.functions, self.why, self.objects = functions, why, []
+
+
+def test_a_declaration_added_later_judges_the_stored_code_changes_again(series, tmp_path,
+                                                                        monkeypatch):
+    from verify import objdiff
+    pristine, repo, base = series
+    FakeKernel(monkeypatch)
+
+    def fake_check(before, after, objects, expectations, renames, patch=""):
+        d = [objdiff.ObjDiff(o, changed=[objdiff.FuncChange("kfree", 100, 108)],
+                             present=frozenset({"kfree", "kmalloc"})) for o in objects]
+        unexpected, missing = objdiff.judge(expectations, d, patch)
+        return objdiff.PatchCode(patch, d, unexpected, missing)
+    monkeypatch.setattr(objdiff, "check_patch", fake_check)
+    patch(repo, "mm: Hot path", {"mm/a.c": A_C + "/* HOT */\n"})
+    out_root = tmp_path / "builds"
+    r = run(repo, pristine, out_root, code=lambda s: (None, {}))
+    assert [p.index for p in r.configs[0].code_failures] == [1]
+    declared = [CodeExpectStub(["kfree"], "on purpose"), CodeExpectStub(["kmalloc"], "too")]
+    r2 = run(repo, pristine, out_root, code=lambda s: (declared, {}))
+    p = r2.configs[0].patches[0]
+    assert p.cached and r2.ok and not p.code["unexpected"]
+    assert [m["function"] for m in p.code["missing"]] == ["kmalloc"]

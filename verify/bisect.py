@@ -685,6 +685,8 @@ class _ConfigRun:
                 pr.built_seconds, pr.compiled, pr.reason = old.built_seconds, old.compiled, old.action
                 pr.not_built, pr.log = old.not_built, old.log
                 pr.code = old.code
+                if pr.code is not None and self.code is not None:
+                    self._judge_again(pr)
                 prev_diag = [W.CompilerWarning.from_dict(w) for w in cached["diag"]]
                 known_log = [W.CompilerWarning.from_dict(w) for w in cached["log_warnings"]]
                 if kernels is not None:
@@ -871,6 +873,17 @@ class _ConfigRun:
         if pc.changed or pc.missing:
             slog.info("bisect", f"{self.config} [{pr.index}/{len(self.commits)}] object code: "
                                 + pc.text().splitlines()[0])
+
+    def _judge_again(self, pr: PatchResult) -> None:
+        """A patch that passed in an earlier run: its code changes judged
+        against the manifest as it is now (a declaration added since counts)."""
+        expectations, _ = self.code(pr.subject)
+        diffs = [objdiff.ObjDiff.from_dict(d) for d in pr.code["diffs"]]
+        unexpected, missing = objdiff.judge(expectations, diffs,
+                                            f"{pr.index}/{len(self.commits)} {pr.subject}")
+        pr.code = dict(pr.code, unexpected=[f.to_dict() for f in unexpected],
+                       missing=[f.to_dict() for f in missing],
+                       ok=not unexpected)
 
     def _progress(self, pr: PatchResult, n: int, status: str) -> None:
         if not self.progress:

@@ -427,7 +427,20 @@ class ObjDiff:
                 "found_renames": dict(self.found_renames),
                 "changed": [c.to_dict() for c in self.changed],
                 "added": [a.to_dict() for a in self.added],
-                "removed": [r.to_dict() for r in self.removed]}
+                "removed": [r.to_dict() for r in self.removed],
+                "present": sorted(self.present) if not self.equal else []}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "ObjDiff":
+        """The stored form back (to_dict()): enough to judge it again."""
+        return cls(d["object"],
+                   changed=[FuncChange(c["function"], c["old_size"], c["new_size"],
+                                       c.get("excerpt", ""), c.get("new_name", ""),
+                                       list(c.get("notes", []))) for c in d.get("changed", [])],
+                   added=[FuncSize(a["function"], a["size"]) for a in d.get("added", [])],
+                   removed=[FuncSize(r["function"], r["size"]) for r in d.get("removed", [])],
+                   compared=d.get("compared", 0), renames=dict(d.get("renames", {})),
+                   present=frozenset(d.get("present", ())))
 
     def lines(self) -> list:
         out = []
