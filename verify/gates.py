@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-CHECKS = ("checkpatch", "nullcheck", "builds", "per-patch", "compiled-lines", "field-users",
-          "residue", "layout")
+CHECKS = ("checkpatch", "nullcheck", "builds", "per-patch", "object-code", "runtime",
+          "compiled-lines", "field-users", "residue", "layout")
 
 
 def _fmt(s: float) -> str:
@@ -85,7 +85,16 @@ class Gates:
             elif name == "builds":
                 out[name] = st(bool(self.builds) and all(_build_ok(b) for b in self.builds))
             elif name == "per-patch":
-                out[name] = st(self.bisect is not None and self.bisect.ok)
+                out[name] = st(self.bisect is not None and all(
+                    c.first_failure is None and (c.ok or c.boot_failures or c.code_failures)
+                    for c in self.bisect.configs))
+            elif name == "object-code":
+                out[name] = "not run: per-patch not run" if self.bisect is None else \
+                    st(not any(c.code_failures for c in self.bisect.configs))
+            elif name == "runtime":
+                rt = [] if self.bisect is None else [c for c in self.bisect.configs if c.runtime]
+                out[name] = "not run: no runtime configuration" if not rt else \
+                    st(not any(c.boot_failures for c in rt))
             elif name == "compiled-lines":
                 out[name] = st(self.compiled is not None and self.compiled.ok)
             elif name == "field-users":
@@ -177,6 +186,16 @@ class Gates:
             f = c.first_failure
             if f is not None:
                 L.append(f"  {c.config}: first failing patch {f.index}: {f.subject}: {f.problem}")
+            coded = [p for p in c.patches if p.code is not None]
+            if coded:
+                same = sum(not p.code["diffs"] for p in coded)
+                L.append(f"  {c.config}: object code: {same}/{len(coded)} patches change no "
+                         f"function's code, {len(c.code_failures)} change code their entry does "
+                         "not declare")
+            if c.runtime:
+                own = [p for p in c.patches if p.boot and not p.boot.get("same_as")]
+                L.append(f"  {c.config}: runtime: {sum(p.boot['verdict'] == 'pass' for p in own)}"
+                         f"/{len(own)} kernels passed the in-guest tests")
         return L + bisect.times_table(b)
 
     def _compiled_lines(self) -> list:
