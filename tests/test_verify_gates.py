@@ -44,18 +44,30 @@ def _verify_result(tmp, config, new_sparse=False):
     return r
 
 
-def _bisect(tmp, fail_at=None):
+def _bisect(tmp, fail_at=None, code_at=None, boot_at=None):
     commits = [("a" * 40, "mm: One"), ("b" * 40, "mm: Two"), ("c" * 40, "mm: Three")]
     ps = []
     for i, (sha, subj) in enumerate(commits, 1):
         ok = i != fail_at
+        code = {"diffs": [], "unexpected": [], "missing": []}
+        if i == code_at:
+            code = {"diffs": [{"object": "mm/slub.o", "changed": [
+                        {"function": "kfree", "old_size": 100, "new_size": 108}]}],
+                    "unexpected": [{"object": "mm/slub.o", "function": "kfree",
+                                    "change": "changed", "old_size": 100, "new_size": 108}],
+                    "missing": []}
+        boot = {"verdict": "FAIL" if i == boot_at else "pass", "failures":
+                ["oops: BUG: kernel NULL pointer dereference"] if i == boot_at else [],
+                "excerpt": "", "log": "console.log", "same_as": 0, "seconds": 6.0}
         ps.append(bisect.PatchResult(i, sha, subj, ["mm/slub.c"], action="objects", ok=ok,
                                      seconds=1.5 * i, built_seconds=1.5 * i,
-                                     problem="" if ok else "does not build"))
+                                     problem="" if ok else "does not build",
+                                     code=code, boot=boot))
         if not ok:
             break
-    c = bisect.ConfigResult("slub", ok=fail_at is None, patches=ps, n=3)
-    return bisect.BisectResult(ok=fail_at is None, configs=[c], commits=commits)
+    c = bisect.ConfigResult("slub", patches=ps, n=3, runtime=True)
+    c.ok = fail_at is None and not c.code_failures and not c.boot_failures
+    return bisect.BisectResult(ok=c.ok, configs=[c], commits=commits)
 
 
 def _checkpatch(tmp, error=False):
@@ -117,7 +129,8 @@ def world(tmp_path, monkeypatch):
         return _verify_result(tmp_path, config, new_sparse=plant.get("sparse") == config)
 
     def check_series(*a, **kw):
-        return _bisect(tmp_path, fail_at=plant.get("bisect"))
+        return _bisect(tmp_path, fail_at=plant.get("bisect"), code_at=plant.get("code"),
+                       boot_at=plant.get("boot"))
 
     def field_users_check(ap, results, extra_builds=None):
         seen["field_users_builds"] = dict(extra_builds or {})
@@ -199,6 +212,10 @@ def test_all_checks_pass_and_every_figure_is_printed(world, capsys):
                           "page_slab(allocate_slab(...)) on a value that can be NULL"),
     ({"sparse": "slab"}, "[slab] 1 new sparse warning(s)"),
     ({"bisect": 2}, "patch 2/3 \"mm: Two\" fails in config slub"),
+    ({"code": 2}, "patch 2/3 \"mm: Two\" changes the code of mm/slub.o: kfree (changed, "
+                  "100 -> 108 bytes, +8) in config slub"),
+    ({"boot": 3}, "patch 3/3 \"mm: Three\" builds but its kernel fails at run time in config "
+                  "slub: FAIL: oops: BUG: kernel NULL pointer dereference"),
     ({"field": True}, "still used after the series in mm/user.c"),
     ({"compiled": True}, "1 changed code line(s) compiled by no build"),
     ({"coverage_build": True}, "[kasan] the patched tree does not build: mm/kasan/common.o"),
@@ -215,6 +232,12 @@ def test_each_planted_failure_fails_verify_and_is_named(world, capsys, plant, na
     assert named in summary
     rep = json.loads(r.gates.report.read_text())
     assert rep["ok"] is False and "FAIL" in rep["status"].values()
+    status = r.gates.status()
+    which = {"code": "object-code", "boot": "runtime", "bisect": "per-patch"}
+    for k, check in which.items():
+        if k in plant:
+            assert status[check] == "FAIL", status
+            assert all(v != "FAIL" for c, v in status.items() if c != check), status
 
 
 def test_a_check_not_asked_for_is_listed_as_not_run(world, capsys):
