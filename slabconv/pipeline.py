@@ -179,6 +179,10 @@ def verify_applied(ap: Applied, config=DEFAULT_CONFIGS, bisect_configs=DEFAULT_B
         info("verify", f"configuration {c} ({configs.index(c) + 1} of {len(configs)})")
         results.append(verify.check_build(ap.src.tree, ap.tree, out_root, config=c,
                                           sparse_files=sparse_files, baseline_id=ident))
+    for x in results:
+        if (x.baseline is not None and x.baseline.ok and x.patched is not None
+                and x.patched.ok and x.baseline_out and x.patched_out):
+            x.code = series_code(x, ap.src.tree)
     r = results[0]
     r.others = {x.config: x for x in results[1:]}
     for x in results[1:]:
@@ -485,6 +489,29 @@ def verified_builds(vr) -> list:
 def boot_verified(vr, run_name: str = "patched"):
     """Boot the primary configuration's patched kernel with the guest tests."""
     return boot_config(vr, run_name)
+
+
+def series_code(x, src) -> dict:
+    """The whole series' effect on the compiled code in one configuration:
+    scripts/bloat-o-meter on vmlinux, and every kernel object of the
+    patched build compared function by function with the baseline's
+    (verify/objdiff.py), with bloat-o-meter for each object whose code
+    changed."""
+    from verify import bisect, objdiff
+    base, new = Path(x.baseline_out), Path(x.patched_out)
+    objs = [o for o in bisect.comparable_objects(new) if (base / o).is_file()]
+    changed = []
+    for d in objdiff.compare_objects(base, new, objs):
+        if not d.equal:
+            changed.append({"object": d.object, "delta": d.delta,
+                            "functions": [c.to_dict() for c in d.changed],
+                            "added": [a.to_dict() for a in d.added],
+                            "removed": [a.to_dict() for a in d.removed],
+                            "bloat": objdiff.bloat(base / d.object, new / d.object,
+                                                   src).text()})
+    vml = objdiff.bloat(base / "vmlinux", new / "vmlinux", src)
+    return {"vmlinux": vml.text(), "vmlinux_net": vml.net, "objects_compared": len(objs),
+            "objects_changed": changed}
 
 
 def code_expectations(manifest_path=None):

@@ -73,6 +73,7 @@ class VerifyResult:
     patched_src: Optional[Path] = None
     patched_out: Optional[Path] = None
     bisect: Optional[object] = None     # verify.bisect.BisectResult (per-patch builds)
+    code: Optional[dict] = None         # series_code(): the whole series' code vs the baseline
     others: dict = field(default_factory=dict)   # config -> VerifyResult of the other configs
 
     def add_bisect(self, b) -> None:
@@ -102,6 +103,7 @@ class VerifyResult:
             "patched": self.patched.to_dict() if self.patched else None,
             "sparse": self.sparse.to_dict() if self.sparse else None,
             "bisect": self.bisect.brief() if self.bisect is not None else None,
+            "code": self.code,
         }
 
 

@@ -168,6 +168,12 @@ class Gates:
                     for f, n0, n1, new in rows))
             elif b.sparse is None:
                 L.append(f"  {'':13}       sparse: not run")
+            if b.code is not None:
+                ch = b.code["objects_changed"]
+                L.append(f"  {'':13}       code vs baseline: vmlinux {b.code['vmlinux']}; "
+                         f"{len(ch)} of {b.code['objects_compared']} objects with changed code"
+                         + (": " + ", ".join(f"{o['object']} ({o['delta']:+d})" for o in ch[:6])
+                            if ch else ""))
             if b.sparse_not_built:
                 L.append(f"  {'':13}       sparse: not built in {b.config}: "
                          f"{', '.join(b.sparse_not_built)}")
