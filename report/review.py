@@ -936,12 +936,60 @@ def _html_bisect(rv: Review, w) -> None:
                 cells.append('<td class="nr">-</td>')
             elif not p.get("ok"):
                 cells.append(f'<td class="fail">FAIL {_e(p.get("problem"))}</td>')
-            elif p.get("action") == "cached":
-                cells.append(f'<td class="n">cached ({_e(_dur(p.get("built_seconds")))})</td>')
             else:
-                cells.append(f'<td class="n">{_e(_dur(p.get("seconds")))} {_e(p.get("action"))}</td>')
+                t = (f'cached ({_e(_dur(p.get("built_seconds")))})' if p.get("action") == "cached"
+                     else f'{_e(_dur(p.get("seconds")))} {_e(p.get("action"))}')
+                bad = _patch_run_marks(p)
+                cells.append(f'<td class="{"fail" if bad[1] else "n"}">{t}{bad[0]}</td>')
         w(f'<tr><td class="n">{i}</td><td>{_e(cm.get("subject"))}</td>{"".join(cells)}</tr>')
     w('</table></details>')
+    for c in configs:
+        for line in _run_lines(c):
+            w(f'<p>{_e(line)}</p>')
+
+
+def _patch_run_marks(p: dict) -> tuple:
+    """(HTML after a patch's build time: its object code and its boot, failed?)."""
+    out, failed = [], False
+    code = p.get("code")
+    if code is not None:
+        n = sum(len(d.get("changed") or []) + len(d.get("added") or []) + len(d.get("removed") or [])
+                for d in code.get("diffs") or [])
+        if code.get("unexpected"):
+            failed = True
+            out.append("code: " + ", ".join(
+                f'{u["function"]} {u["new_size"] - u["old_size"]:+d} UNEXPECTED'
+                for u in code["unexpected"][:3]))
+        else:
+            out.append(f"code: {n} function(s) changed, declared" if n else "code: same")
+    b = p.get("boot")
+    if b is not None:
+        v = b.get("verdict")
+        failed = failed or v not in ("pass", "same")
+        out.append(f"boot: same kernel as patch {b.get('same_as')}" if b.get("same_as")
+                   and v in ("pass", "same") else f"boot: {v} {_dur(b.get('seconds'))}")
+    return ("".join(f"<br>{_e(x)}" for x in out), failed)
+
+
+def _run_lines(c: dict) -> list:
+    """One line each for a configuration's object-code check and runtime bisect."""
+    ps = c.get("patches") or []
+    coded = [p for p in ps if p.get("code") is not None]
+    out = []
+    if coded:
+        same = sum(not p["code"].get("diffs") for p in coded)
+        bad = [p for p in coded if p["code"].get("unexpected")]
+        out.append(f"{c.get('config')}: object code: {same} of {len(coded)} patches change no "
+                   f"function's code; {len(bad)} change code their entry does not declare"
+                   + (": " + ", ".join(f"patch {p.get('index')}" for p in bad[:8]) if bad else ""))
+    if c.get("runtime"):
+        own = [p for p in ps if p.get("boot") and not p["boot"].get("same_as")]
+        failed = [p for p in ps if p.get("boot") and p["boot"].get("verdict") not in ("pass", "same")]
+        out.append(f"{c.get('config')}: runtime: {sum(p['boot']['verdict'] == 'pass' for p in own)} "
+                   f"of {len(own)} kernels passed the in-guest tests"
+                   + (": failed " + ", ".join(f"patch {p.get('index')}" for p in failed[:8])
+                      if failed else ""))
+    return out
 
 
 def _html_residue(rv: Review, w) -> None:
@@ -1178,6 +1226,8 @@ def render_text(rv: Review) -> str:
               f"{_dur(c.get('seconds'))}"
               + (f"; first failure: patch {ff.get('index')} {ff.get('subject')}: "
                  f"{ff.get('problem')}" if ff else ""))
+            for line in _run_lines(c):
+                w(f"  {line}")
 
     head("residue")
     f = rv.results.get("residue")

@@ -642,3 +642,36 @@ def test_a_kernel_with_struct_slab_already_entries_verdicts(world, tmp_path):
     assert c.errors == [] and c.articles == 0
     text = review.render_text(rv)
     assert "Per-entry verdicts (ENTRIES):" in text and "not applicable  mm: Second" in text
+
+
+def test_per_patch_code_and_boot_results_are_shown(world, tmp_path, monkeypatch):
+    """The per-patch check's object-code and runtime results, per patch and
+    per configuration, on the page and in the text."""
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("SLABCONV_CACHE", str(cache))
+    rv = _build(world, cache)
+    subjects = [p.subject for p in rv.patches]
+    same = {"diffs": [], "unexpected": [], "missing": []}
+    bad = {"diffs": [{"object": "mm/slub.o", "changed": [
+               {"function": "kfree", "old_size": 100, "new_size": 108}]}],
+           "unexpected": [{"object": "mm/slub.o", "function": "kfree", "change": "changed",
+                           "old_size": 100, "new_size": 108}], "missing": []}
+    patches = [{"index": i, "subject": s, "ok": True, "action": "objects", "seconds": 2.0,
+                "code": bad if i == 1 else same,
+                "boot": {"verdict": "FAIL" if i == 1 else "pass", "seconds": 6.0,
+                         "same_as": 0, "failures": ["oops"]}}
+               for i, s in enumerate(subjects, 1)]
+    R.record("5.10", "bisect", _stamp(rv), {
+        "ok": False, "commits": [{"subject": s} for s in subjects],
+        "configs": [{"config": "slub", "ok": False, "runtime": True,
+                     "patches_checked": len(subjects), "patches_total": len(subjects),
+                     "seconds": 60.0, "patches": patches}]})
+    rv = _build(world, cache)
+    text = review.render_text(rv)
+    n = len(subjects)
+    assert (f"slub: object code: {n - 1} of {n} patches change no function's code; "
+            "1 change code their entry does not declare: patch 1") in text
+    assert f"slub: runtime: {n - 1} of {n} kernels passed the in-guest tests: failed patch 1" in text
+    html = review.render_html(rv)
+    assert "code: kfree +8 UNEXPECTED" in html and "boot: FAIL 6.0s" in html
+    assert "code: same" in html and "boot: pass" in html
