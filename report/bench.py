@@ -52,6 +52,50 @@ def boot_lines(figures: dict) -> str:
     return "\n".join(out)
 
 
+RUNTIME_BUDGET = 600.0   # seconds the runtime bisect may add to the per-patch builds
+
+
+def runtime_figures(version: str) -> dict:
+    """The runtime bisect's cost in the last per-patch check recorded for
+    this kernel (a full one takes hours: bench reports it, it does not run
+    it): per configuration the kernels booted, the boots' wall time (two
+    guests at a time) and the time spent linking each patch's kernel and
+    building its guest modules."""
+    from report import results
+    rec = results.record_dir(version) / "bisect.json"
+    if not rec.is_file():
+        return {}
+    d = json.loads(rec.read_text()).get("data", {})
+    out = {}
+    for c in d.get("configs") or []:
+        if not c.get("runtime"):
+            continue
+        ps = c.get("patches") or []
+        own = [p for p in ps if p.get("boot") and not p["boot"].get("same_as")]
+        out[c["config"]] = {
+            "kernels": len(own), "patches": len(ps),
+            "passed": sum(p["boot"]["verdict"] == "pass" for p in own),
+            "boot_wall_seconds": c.get("boot_seconds", 0.0),
+            "boot_guest_seconds": round(sum(p["boot"].get("seconds", 0) for p in own), 1),
+            "kernel_seconds": round(sum(p.get("kernel_seconds", 0) for p in ps), 1)}
+    return out
+
+
+def runtime_lines(figures: dict) -> str:
+    if not figures:
+        return "  runtime bisect: no per-patch check with boots recorded for this series (make verify)"
+    out = ["  runtime bisect (the last per-patch check recorded; budget "
+           f"{RUNTIME_BUDGET / 60:.0f} min per configuration on top of its builds):"]
+    for c, f in figures.items():
+        added = f["boot_wall_seconds"] + f["kernel_seconds"]
+        out.append(f"    {c}: {f['passed']}/{f['kernels']} kernels passed ({f['patches']} patches); "
+                   f"boots {f['boot_wall_seconds']:.0f}s wall ({f['boot_guest_seconds']:.0f}s of "
+                   f"guest time), linking and guest modules {f['kernel_seconds']:.0f}s: "
+                   f"{added / 60:.1f} min added, "
+                   f"{'within' if added <= RUNTIME_BUDGET else 'OVER'} budget")
+    return "\n".join(out)
+
+
 def cmd_bench(args) -> int:
     from slabconv import pipeline
     import verify
@@ -131,6 +175,8 @@ def cmd_bench(args) -> int:
           f"({'ok' if figures['full_build_ok'] else 'FAILED'})")
     if "boot" in figures:
         print(boot_lines(figures))
+    figures["runtime_bisect"] = runtime_figures(src.version)
+    print(runtime_lines(figures["runtime_bisect"]))
     out = paths.cache_dir("runs") / f"bench-{src.version}.json"
     out.write_text(json.dumps(figures, indent=2))
     print(f"  figures: {out}")

@@ -223,6 +223,7 @@ class PatchResult:
     log: Optional[str] = None
     boot: Optional[dict] = None       # runtime.PatchBoot.to_dict() (runtime configurations)
     code: Optional[dict] = None       # objdiff.PatchCode.to_dict(): the object-code check
+    kernel_seconds: float = 0.0       # runtime bisect: linking the kernel, the guest modules
 
     @property
     def cached(self) -> bool:
@@ -236,6 +237,7 @@ class PatchResult:
             "index", "commit", "subject", "files", "action", "targets", "reason", "ok",
             "compiled", "rebuilt_files", "not_built", "problem", "error_excerpt", "log",
             "boot", "code")}
+        d["kernel_seconds"] = round(self.kernel_seconds, 2)
         d["seconds"] = round(self.seconds, 2)
         d["built_seconds"] = round(self.built_seconds, 2)
         d["new_warnings"] = [w.to_dict() for w in self.new_warnings]
@@ -723,8 +725,10 @@ class _ConfigRun:
                     # the previous patch's kernel: not booted again
                     pr.boot = runtime.PatchBoot("same", same_as=self.res.patches[-1].index).to_dict()
                 else:
+                    t2 = time.monotonic()
                     failed = kernels.keep(self.snap, self.o, sha,
                                           f"bisect {self.config} [{pr.index}/{n}]")
+                    pr.kernel_seconds = time.monotonic() - t2
                     if failed:
                         pr.ok, pr.problem = False, failed
                     else:
