@@ -80,7 +80,7 @@ PATTERNS: list[tuple[str, re.Pattern]] = [(k, re.compile(r)) for k, r in [
                     r"|\bAMD-Vi: Event logged \[|\bIO_PAGE_FAULT\b"),
 ]]
 # Our own output: its content is judged through KTAP, not here.
-OURS = re.compile(r"^\s*(?:slabconv-(?:ktap|init|iommu-ktap): |(?:not )?ok \d+\b|#)")
+OURS = re.compile(r"^\s*(?:slabconv-(?:ktap|init|iommu-ktap|fi-ktap): |(?:not )?ok \d+\b|#)")
 # How far after a report line its Call Trace may appear and still belong to it.
 TRACE_WINDOW = 60
 # Expected-report regions (see the module doc); kernel lines only.
