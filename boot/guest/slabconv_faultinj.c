@@ -354,16 +354,23 @@ out:
 	return r;
 }
 
-/* kmalloc() beyond the slab caches goes to the page allocator. */
+/*
+ * kmalloc() beyond the kmalloc caches goes to the page allocator (SLUB:
+ * kmalloc_large(), SLOB: slob_new_pages()); SLAB has caches up to
+ * KMALLOC_MAX_SIZE.
+ */
 static enum result t_kmalloc_pages(struct ctx *c)
 {
-	size_t size = opaque(4 * PAGE_SIZE);
+	size_t size = opaque(2 * KMALLOC_MAX_CACHE_SIZE);
 	enum result r = page_precheck(c);
 	void *p;
 	int old;
 
 	if (r != PASS)
 		return r;
+	if (KMALLOC_MAX_CACHE_SIZE >= KMALLOC_MAX_SIZE)
+		return SKIPPED(c, "%s serves every kmalloc() size from its caches (KMALLOC_MAX_CACHE_SIZE %lu)",
+			       ALLOCATOR, (unsigned long)KMALLOC_MAX_CACHE_SIZE);
 	old = inject_on();
 	p = kmalloc(size, GFP_KERNEL | __GFP_NOWARN);
 	inject_restore(old);
