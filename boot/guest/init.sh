@@ -782,7 +782,7 @@ else
 		dmesg | sed 's/^\[[ 0-9.]*\] //' | awk -v c="$OOMC" '
 			/^slabconv-expect: begin oom / { on = 1; next }
 			/^slabconv-expect: end oom/ { on = 0; next }
-			on && /SL[AU]B: Unable to allocate memory on node/ { rep++ }
+			on && /SL[AU]B: Unable to allocate memory on (node|CPU) / { rep++ }
 			on && rep && index($0, "cache: " c ",") { named++ }
 			END { print rep + 0, named + 0 }' > /tmp/fi-oom.res
 		read -r OOMR OOMN < /tmp/fi-oom.res
