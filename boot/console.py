@@ -80,7 +80,7 @@ PATTERNS: list[tuple[str, re.Pattern]] = [(k, re.compile(r)) for k, r in [
                     r"|\bAMD-Vi: Event logged \[|\bIO_PAGE_FAULT\b"),
 ]]
 # Our own output: its content is judged through KTAP, not here.
-OURS = re.compile(r"^\s*(?:slabconv-(?:ktap|init|iommu-ktap): |(?:not )?ok \d+\b|#)")
+OURS = re.compile(r"^\s*(?:slabconv-(?:ktap|init|iommu-ktap|fi-ktap): |(?:not )?ok \d+\b|#)")
 # How far after a report line its Call Trace may appear and still belong to it.
 TRACE_WINDOW = 60
 # Expected-report regions (see the module doc); kernel lines only.
@@ -89,8 +89,9 @@ EXPECT_BEGIN = re.compile(r"^slabconv-expect: begin (\S+) (\S+) (\S+)\s*$")
 EXPECT_END = re.compile(r"^slabconv-expect: end (\S+)\s*$")
 KASAN_REPORT = re.compile(r"\bBUG: KASAN: (.+?) in ")
 KASAN_CACHE = re.compile(r"\bwhich belongs to the cache (\S+) of size\b")
-# slab_out_of_memory() of SLAB (DEBUG_SLAB) and SLUB (SLUB_DEBUG).
-OOM_REPORT = re.compile(r"\bSL[AU]B: Unable to allocate memory on node ")
+# slab_out_of_memory() of SLAB (DEBUG_SLAB) and SLUB (SLUB_DEBUG); from
+# 6.x SLUB says "on CPU N (of node M) on node K".
+OOM_REPORT = re.compile(r"\bSL[AU]B: Unable to allocate memory on (?:node|CPU) ")
 OOM_CACHE = re.compile(r"^\s*cache: ([^,\s]+), object size: ")
 KUNIT_SUITE = re.compile(r"^\s+# Subtest: (\S+)\s*$")
 KUNIT_SUITE_END = re.compile(r"^(?:not )?ok \d+ (?:- )?(\S+)\s*$")   # 6.1+: no "- "

@@ -49,7 +49,8 @@ def symbolize(vmlinux: Path, addrs) -> dict:
     for line in out.splitlines():
         parts = line.split()
         if len(parts) == 3 and parts[1] in "tTwW":
-            syms.append((int(parts[0], 16), parts[2]))
+            # ___slab_alloc.constprop.0 -> ___slab_alloc
+            syms.append((int(parts[0], 16), parts[2].split(".")[0]))
     res = {}
     for a in addrs:
         best = None
@@ -111,7 +112,10 @@ def test_slab_page_failure_at_patch_0012_fails_the_guest(defective_kernel, tmp_p
     trace = [int(a, 16) for a in re.findall(r"\b(?:0x)?(ffffffff8[0-9a-f]{7})\b",
                                             "\n".join(lines[at:at + 60]))]
     where = symbolize(vmlinux, [addr] + trace)
-    assert where[addr] in ("___slab_alloc", "new_slab", "new_slab_objects"), (rip, where[addr])
+    # compound_head() itself (5.10 with gcc 12 -Os keeps it out of line:
+    # "mov 0x8(%rdi),%rdx" with RDI 0), else where it was inlined
+    assert where[addr] in ("compound_head", "___slab_alloc", "new_slab", "new_slab_objects"), \
+        (rip, where[addr])
     assert "___slab_alloc" in where.values(), where
     # KTAP: the guest died inside test 10, so the document is cut short.
     assert any("fault_injection" in f or "truncated" in f or "no end marker" in f

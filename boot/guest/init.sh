@@ -782,7 +782,7 @@ else
 		dmesg | sed 's/^\[[ 0-9.]*\] //' | awk -v c="$OOMC" '
 			/^slabconv-expect: begin oom / { on = 1; next }
 			/^slabconv-expect: end oom/ { on = 0; next }
-			on && /SL[AU]B: Unable to allocate memory on node/ { rep++ }
+			on && /SL[AU]B: Unable to allocate memory on (node|CPU) / { rep++ }
 			on && rep && index($0, "cache: " c ",") { named++ }
 			END { print rep + 0, named + 0 }' > /tmp/fi-oom.res
 		read -r OOMR OOMN < /tmp/fi-oom.res
@@ -857,7 +857,7 @@ if grep -q '^mem auto-init: SLAB_POISON will take precedence' /tmp/boot-meminit.
 elif [ "$ALLOC" = SLAB ] && [ "$(sed -n 's/^# faultinj: .*, debug_slab \([01]\),.*/\1/p' /tmp/fi-mod.ktap | head -n 1)" = 1 ]; then
 	MI_WHY="DEBUG_SLAB poisons every cache but SLAB_TYPESAFE_BY_RCU ones, which takes precedence over init_on_alloc"
 elif [ "$ALLOC" = SLOB ]; then
-	MI_WHY="SLOB zeroes its blocks only for __GFP_ZERO (no init_on_alloc/init_on_free in 5.10's slob_alloc())"
+	MI_WHY="SLOB zeroes its blocks only for __GFP_ZERO (slob_alloc() knows no init_on_alloc or init_on_free)"
 fi
 MI_BUILTIN=$(sed -n 's/^# faultinj: .*, test_meminit \([01]\),.*/\1/p' /tmp/fi-mod.ktap | head -n 1)
 if ! grep -q '^test_meminit: ' /tmp/boot-meminit.log; then

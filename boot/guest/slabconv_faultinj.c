@@ -14,13 +14,14 @@
  *     allocation of the marked task fails, whatever its order and GFP).
  *     On fresh caches of several object sizes (SLUB: slab orders 0 to 3),
  *     in process context (GFP_KERNEL) and in atomic context (GFP_ATOMIC,
- *     interrupts off under a spinlock): the first allocation of a fresh
- *     cache needs a slab page, and must return NULL (SLUB: both the
- *     high-order attempt and the minimum-order fallback fail, so
- *     allocate_slab() hands NULL on); with injection off one allocation
- *     works; with injection on again the rest of that slab is handed out
- *     and then NULL; kmem_cache_alloc_bulk() returns 0; with injection off
- *     again new slabs are made.  Objects stay held until rmmod (half of
+ *     interrupts off under a spinlock; kmem_cache_alloc_bulk(), which must
+ *     be called with interrupts on, under the spinlock alone): the first
+ *     allocation of a fresh cache needs a slab page, and must return NULL
+ *     (SLUB: both the high-order attempt and the minimum-order fallback
+ *     fail, so allocate_slab() hands NULL on); with injection off one
+ *     allocation works; with injection on again the rest of that slab is
+ *     handed out and then NULL; kmem_cache_alloc_bulk() returns 0; with
+ *     injection off again new slabs are made.  Objects stay held until rmmod (half of
  *     them freed, so the caches have partial slabs) for SLUB validate.
  *     One allocation without __GFP_NOWARN, bracketed by
  *     "slabconv-expect: begin oom nomem CACHE" / "slabconv-expect: end oom"
@@ -185,6 +186,25 @@ static unsigned int alloc_run(struct kmem_cache *s, void **objs, unsigned int fr
 	return alloc_run_gfp(s, objs, from, cap, atomic, inject, false, got_null);
 }
 
+/*
+ * kmem_cache_alloc_bulk() with the task marked.  Interrupts must be on when
+ * it is called (SLAB and SLUB turn them off and on again inside), so the
+ * atomic variant holds the spinlock without disabling interrupts.
+ */
+static int bulk_run(struct kmem_cache *s, void **bulk, bool atomic)
+{
+	int got, old;
+
+	if (atomic)
+		spin_lock(&fi_lock);
+	old = inject_on();
+	got = kmem_cache_alloc_bulk(s, fi_gfp(atomic, false), BULK, bulk);
+	inject_restore(old);
+	if (atomic)
+		spin_unlock(&fi_lock);
+	return got;
+}
+
 /* Index of the first object of objs[from..to) without the ctor's pattern, or -1. */
 static long bad_object(void **objs, unsigned int from, unsigned int to, size_t size)
 {
@@ -312,18 +332,7 @@ static enum result t_page_fail(struct ctx *c)
 	}
 	page_nulls++;
 	/* 4. kmem_cache_alloc_bulk() with injection on: 0, nothing left behind. */
-	{
-		unsigned long flags = 0;
-		int old;
-
-		if (atomic)
-			spin_lock_irqsave(&fi_lock, flags);
-		old = inject_on();
-		got = kmem_cache_alloc_bulk(s, fi_gfp(atomic, false), BULK, bulk);
-		inject_restore(old);
-		if (atomic)
-			spin_unlock_irqrestore(&fi_lock, flags);
-	}
+	got = bulk_run(s, bulk, atomic);
 	if (got)
 		kmem_cache_free_bulk(s, got, bulk);
 	else
@@ -354,16 +363,23 @@ out:
 	return r;
 }
 
-/* kmalloc() beyond the slab caches goes to the page allocator. */
+/*
+ * kmalloc() beyond the kmalloc caches goes to the page allocator (SLUB:
+ * kmalloc_large(), SLOB: slob_new_pages()); SLAB has caches up to
+ * KMALLOC_MAX_SIZE.
+ */
 static enum result t_kmalloc_pages(struct ctx *c)
 {
-	size_t size = opaque(4 * PAGE_SIZE);
+	size_t size = opaque(2 * KMALLOC_MAX_CACHE_SIZE);
 	enum result r = page_precheck(c);
 	void *p;
 	int old;
 
 	if (r != PASS)
 		return r;
+	if (KMALLOC_MAX_CACHE_SIZE >= KMALLOC_MAX_SIZE)
+		return SKIPPED(c, "%s serves every kmalloc() size from its caches (KMALLOC_MAX_CACHE_SIZE %lu)",
+			       ALLOCATOR, (unsigned long)KMALLOC_MAX_CACHE_SIZE);
 	old = inject_on();
 	p = kmalloc(size, GFP_KERNEL | __GFP_NOWARN);
 	inject_restore(old);
@@ -487,13 +503,13 @@ static enum result t_failslab(struct ctx *c)
 		p[i] = kmem_cache_alloc(s, fi_gfp(atomic, false));
 		nulls += !p[i];
 	}
-	got = kmem_cache_alloc_bulk(s, fi_gfp(atomic, false), BULK, bulk);
-	nulls += !got;
 	km = kmalloc(opaque(64), fi_gfp(atomic, false));
 	nulls += !km;
 	inject_restore(old);
 	if (atomic)
 		spin_unlock_irqrestore(&fi_lock, flags);
+	got = bulk_run(s, bulk, atomic);
+	nulls += !got;
 
 	slab_nulls += nulls;
 	for (i = 0; i < ARRAY_SIZE(p); i++)
@@ -516,7 +532,7 @@ static enum result t_failslab(struct ctx *c)
 		r = FAILED(c, "an object does not hold its constructor's pattern");
 		goto out;
 	}
-	pr_info("# failslab%s_%zu: %u of %u allocations failed (kmem_cache_alloc x4, bulk, kmalloc)\n",
+	pr_info("# failslab%s_%zu: %u of %u allocations failed (kmem_cache_alloc x4, kmalloc, bulk)\n",
 		atomic ? "_atomic" : "", size, nulls, nulls);
 	r = PASS;
 out:
