@@ -363,9 +363,13 @@ def test_judge_declared_undeclared_missing():
     # a type-only patch: every change is unexpected, nothing is missing
     u, m = objdiff.judge(None, diffs)
     assert len(u) == 4 and m == []
-    # an expectation limited to other objects does not cover mm/slub.o
+    # an expectation limited to other objects does not cover mm/slub.o; and
+    # where none of its objects was built (another configuration) it is not judged
     u, m = objdiff.judge([manifest.CodeExpect(["kfree"], "x", ["mm/slab.o"])], diffs)
     assert "kfree.cold" in [x.function for x in u]
+    assert m == []
+    u, m = objdiff.judge([manifest.CodeExpect(["kfree"], "x", ["mm/slab.o"])],
+                         diffs + [_diff("mm/slab.o", present=["kmalloc"])])
     assert [(x.function, x.reason) for x in m] == [("kfree", "absent")]
 
 

@@ -872,7 +872,7 @@ class _ConfigRun:
         pc = objdiff.check_patch(keep, self.o, rewritten, expectations, renames,
                                  patch=f"{pr.index}/{len(self.commits)} {pr.subject}")
         pr.code = pc.to_dict()
-        pr.code["rewritten"] = len(rewritten)
+        pr.code["rewritten"] = rewritten
         tree.remove(keep)
         if pc.changed or pc.missing:
             slog.info("bisect", f"{self.config} [{pr.index}/{len(self.commits)}] object code: "
@@ -883,6 +883,10 @@ class _ConfigRun:
         against the manifest as it is now (a declaration added since counts)."""
         expectations, _ = self.code(pr.subject)
         diffs = [objdiff.ObjDiff.from_dict(d) for d in pr.code["diffs"]]
+        changed = {d.object for d in diffs}
+        rew = pr.code.get("rewritten")
+        diffs += [objdiff.ObjDiff(o) for o in (rew if isinstance(rew, list) else [])
+                  if o not in changed]                   # compared, same code
         unexpected, missing = objdiff.judge(expectations, diffs,
                                             f"{pr.index}/{len(self.commits)} {pr.subject}")
         pr.code = dict(pr.code, unexpected=[f.to_dict() for f in unexpected],

@@ -1525,8 +1525,9 @@ def judge(entry_expectations, diffs: Iterable[ObjDiff], patch: str = ""):
     (a name, a glob, or the base of a GCC clone: `foo` covers `foo.cold`,
     `foo.isra.0`) in one of its objects (all if none are named).  An
     expected function that changed nowhere is missing: reason "unchanged"
-    (compared, same code) or "absent" (in none of the compared objects: not
-    built in this configuration, or inlined everywhere).  Missing is a
+    (compared, same code) or "absent" (in none of the compared objects:
+    inlined everywhere); an expectation that names objects none of which was
+    compared (not built in this configuration) is not judged.  Missing is a
     separate category: a report, not necessarily a failure."""
     exps = _expects(entry_expectations)
     diffs = list(diffs)
@@ -1549,11 +1550,13 @@ def judge(entry_expectations, diffs: Iterable[ObjDiff], patch: str = ""):
                 unexpected.append(Finding("unexpected", patch, d.object, fn, change, old, new))
     for i, e in enumerate(exps):
         objs = list(getattr(e, "objects", []) or [])
+        if objs and not any(_obj_matches(objs, d.object) for d in diffs):
+            continue        # none of its objects was rebuilt here (another configuration)
         for j, pat in enumerate(e.functions):
             if (i, j) in hit:
                 continue
             seen = [d.object for d in diffs if _obj_matches(objs, d.object)
-                    and any(_fn_matches(pat, n) for n in d.present)]
+                    and (any(_fn_matches(pat, n) for n in d.present) or not d.present)]
             missing.append(Finding("missing", patch, ", ".join(seen) or ", ".join(objs), pat,
                                    why=getattr(e, "why", ""),
                                    reason="unchanged" if seen else "absent"))
