@@ -712,3 +712,24 @@ def test_a_declaration_added_later_judges_the_stored_code_changes_again(series, 
     p = r2.configs[0].patches[0]
     assert p.cached and r2.ok and not p.code["unexpected"]
     assert [m["function"] for m in p.code["missing"]] == ["kmalloc"]
+
+
+def test_a_verdict_made_with_other_guest_tests_is_made_again(series, tmp_path, monkeypatch):
+    """A boot verdict names the guest tests it ran (their digest): once
+    they change, the patch's kernel is built and booted again."""
+    from verify import runtime
+    pristine, repo, base = series
+    FakeKernel(monkeypatch)
+    g = FakeGuests(monkeypatch)
+    monkeypatch.setattr(runtime, "tests_digest", lambda: "tests-v1")
+    patch(repo, "mm: Fine", {"mm/a.c": A_C.replace("1", "11")})
+    out_root = tmp_path / "builds"
+    r = run(repo, pristine, out_root, runtime_configs=("slub",), guest=guest)
+    assert r.ok and len(g.booted) == 1
+    assert r.configs[0].patches[0].boot["tests"] == "tests-v1"
+    run(repo, pristine, out_root, runtime_configs=("slub",), guest=guest)
+    assert len(g.booted) == 1                          # the same tests: from the state
+    monkeypatch.setattr(runtime, "tests_digest", lambda: "tests-v2")
+    r3 = run(repo, pristine, out_root, runtime_configs=("slub",), guest=guest)
+    assert len(g.booted) == 2 and not r3.configs[0].patches[0].cached
+    assert r3.configs[0].patches[0].boot["tests"] == "tests-v2"

@@ -676,9 +676,9 @@ class _ConfigRun:
             prev_delta = target
             pr = PatchResult(index=i, commit=sha, subject=subject, files=files)
             cached = st["results"].get(sha)
-            if (kernels is not None and cached and "boot" not in cached
+            if (kernels is not None and cached and not runtime.current(cached.get("boot"))
                     and not kernels.have(sha)):
-                cached = None                  # built before, never booted: build it again
+                cached = None                  # never booted, or with other guest tests: again
             if self.code is not None and cached and "code" not in cached["result"]:
                 cached = None                  # built before without the object-code check
             if resuming and cached and cached.get("ok"):
@@ -692,7 +692,7 @@ class _ConfigRun:
                 prev_diag = [W.CompilerWarning.from_dict(w) for w in cached["diag"]]
                 known_log = [W.CompilerWarning.from_dict(w) for w in cached["log_warnings"]]
                 if kernels is not None:
-                    pr.boot = cached.get("boot")
+                    pr.boot = cached.get("boot") if runtime.current(cached.get("boot")) else None
                     if pr.boot is None:
                         to_boot.append((i, sha))
                 self.res.patches.append(pr)
@@ -723,7 +723,8 @@ class _ConfigRun:
             if pr.ok and kernels is not None:
                 if pr.action == "none" and self.res.patches:
                     # the previous patch's kernel: not booted again
-                    pr.boot = runtime.PatchBoot("same", same_as=self.res.patches[-1].index).to_dict()
+                    pr.boot = runtime.PatchBoot("same", same_as=self.res.patches[-1].index,
+                                                tests=runtime.tests_digest()).to_dict()
                 else:
                     t2 = time.monotonic()
                     failed = kernels.keep(self.snap, self.o, sha,

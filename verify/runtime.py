@@ -47,6 +47,7 @@ class PatchBoot:
     counts: str = ""
     log: str = ""
     same_as: int = 0
+    tests: str = ""                   # tests_digest() of the guest tests it ran
 
     @property
     def ok(self) -> bool:
@@ -55,11 +56,29 @@ class PatchBoot:
     def to_dict(self) -> dict:
         return {"verdict": self.verdict, "seconds": round(self.seconds, 1),
                 "failures": self.failures[:5], "excerpt": self.excerpt,
-                "counts": self.counts, "log": self.log, "same_as": self.same_as}
+                "counts": self.counts, "log": self.log, "same_as": self.same_as,
+                "tests": self.tests}
 
     @classmethod
     def from_dict(cls, d: dict) -> "PatchBoot":
         return cls(**{k: d[k] for k in cls.__dataclass_fields__ if k in d})
+
+
+def tests_digest() -> str:
+    """The guest tests' identity (the modules' sources and init.sh): a
+    verdict made with other tests is not a verdict on these; the kernel is
+    built and booted again."""
+    import hashlib
+    from boot import initramfs, module
+    h = hashlib.sha256()
+    for p in [module.GUEST / n for n in module.SOURCES] + [initramfs.INIT_SCRIPT]:
+        h.update(p.name.encode() + b"\0" + p.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def current(verdict: Optional[dict]) -> bool:
+    """A recorded verdict made with the guest tests as they are now."""
+    return bool(verdict) and verdict.get("tests") == tests_digest()
 
 
 def excerpt(console_log: Path, failures: list, lines: int = EXCERPT_LINES) -> str:
@@ -137,18 +156,20 @@ def boot(kernels: Kernels, todo: list, src: Path, o: Path, spec: Callable,
     if not specs:
         return {}
     t0 = time.monotonic()
+    tests = tests_digest()
     slog.info("runtime", f"{kernels.config}: booting {len(specs)} kernels, {jobs} at a time")
     m = matrix.run(specs, out_root, jobs=jobs)
     out = {}
     for g in m.results:
         sha = names[g.spec.name]
         if g.boot is None:
-            out[sha] = PatchBoot("ERROR", g.seconds, [g.error or "did not boot"], log=str(g.out_dir))
+            out[sha] = PatchBoot("ERROR", g.seconds, [g.error or "did not boot"], log=str(g.out_dir),
+                                 tests=tests)
             continue
         b = g.boot
         out[sha] = PatchBoot(g.verdict, b.seconds, list(b.failures),
                              "" if b.passed else excerpt(b.console_log, b.failures),
-                             str(b.counts), str(b.console_log))
+                             str(b.counts), str(b.console_log), tests=tests)
     slog.info("runtime", f"{kernels.config}: {sum(p.ok for p in out.values())}/{len(out)} "
                          f"kernels passed in {time.monotonic() - t0:.0f}s")
     return out
