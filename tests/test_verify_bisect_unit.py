@@ -733,3 +733,36 @@ def test_a_verdict_made_with_other_guest_tests_is_made_again(series, tmp_path, m
     r3 = run(repo, pristine, out_root, runtime_configs=("slub",), guest=guest)
     assert len(g.booted) == 2 and not r3.configs[0].patches[0].cached
     assert r3.configs[0].patches[0].boot["tests"] == "tests-v2"
+
+
+def test_the_object_code_check_compares_with_the_previous_patch_after_a_resume(
+        series, tmp_path, monkeypatch):
+    """A rerun that starts building at patch k (the tree holds a later
+    patch) builds the tree at patch k-1 first: patch k is compared with
+    k-1's objects, not with whatever the tree held."""
+    from verify import objdiff
+    pristine, repo, base = series
+    fake = FakeKernel(monkeypatch)
+    befores = []
+
+    def fake_check(before, after, objects, expectations, renames, patch=""):
+        befores.append((patch, {o: (Path(before) / o).read_text() for o in objects}))
+        return objdiff.PatchCode(patch, [], [], [])
+    monkeypatch.setattr(objdiff, "check_patch", fake_check)
+    patch(repo, "mm: One", {"mm/a.c": A_C.replace("1", "11")})
+    patch(repo, "mm: Two", {"mm/a.c": A_C.replace("1", "12")})
+    out_root = tmp_path / "builds"
+    run(repo, pristine, out_root, code=lambda s: (None, {}))
+    # forget patch 1's result: the next run starts there, with the tree at patch 2
+    st = next(out_root.glob("bisect-slub-*/state.json"))
+    d = json.loads(st.read_text())
+    first = next(k for k, v in d["results"].items() if v["result"]["index"] == 1)
+    del d["results"][first]
+    st.write_text(json.dumps(d))
+    n = len(fake.builds)
+    befores.clear()
+    run(repo, pristine, out_root, code=lambda s: (None, {}))
+    assert fake.builds[n][0] == "bisect slub [0]"          # the tree rebuilt at the baseline
+    tree_a = next(out_root.glob("bisect-slub-*/tree/mm/a.c"))
+    assert "12" in tree_a.read_text()                      # and then patches 1 and 2
+    assert [p for p, _ in befores] == ["1/2 mm: One", "2/2 mm: Two"]

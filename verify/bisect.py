@@ -698,6 +698,8 @@ class _ConfigRun:
                 self.res.patches.append(pr)
                 self._progress(pr, n, "cached")
                 continue
+            if resuming and self.code is not None:
+                self._rewind(i, st, state_path, keep, base_snap)
             resuming = False
             t1 = time.monotonic()
             rewrite = sorted(p for p in set(st["delta"]) | set(target)
@@ -837,6 +839,29 @@ class _ConfigRun:
         log_only = W.new_warnings(diag, from_log, key=W.loose_key)
         pr.ok = True
         return diag, log_only
+
+    def _rewind(self, i: int, st: dict, state_path: Path, keep: set, base_snap: Path) -> None:
+        """Before the first patch this run builds: the build tree holds what
+        an earlier run left (a later patch, a failed build).  The object-code
+        check compares a patch's objects with the previous patch's, so the
+        tree is first built at the previous patch (or the baseline)."""
+        prev = self.deltas[self.commits[i - 2][0]] if i > 1 else {}
+        if st["delta"] == prev and not st["dirty"]:
+            return
+        rw = sorted(p for p in set(st["delta"]) | set(prev)
+                    if st["delta"].get(p) != prev.get(p))
+        rw = sorted(set(rw) | set(st["dirty"]))
+        slog.info("bisect", f"{self.config}: the build tree is not at patch {i - 1}; building "
+                            f"it there first ({len(rw)} files), for the object-code check")
+        st["delta"], st["dirty"] = prev, rw
+        _save_state(state_path, st, keep)
+        materialise(self.repo, self.snap, base_snap, rw, prev)
+        b = kbuild.build(self.snap, self.o, targets=FULL_TARGETS, jobs=self.jobs, arch=self.arch,
+                         label=f"bisect {self.config} [{i - 1}]", quiet=True,
+                         log=self.bdir / "logs" / f"rewind-{i - 1}.log")
+        if b.ok:
+            st["dirty"] = []
+            _save_state(state_path, st, keep)
 
     def _snapshot(self, plan: Plan) -> Optional[tuple]:
         """Before a patch's build: keep the objects it may recompile (the
