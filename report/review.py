@@ -452,7 +452,18 @@ def verify_line(d: dict) -> dict:
         "warnings": len(pb.get("warnings") or []),
         "seconds": d.get("seconds"),
         "changed": len(d.get("changed_files") or []),
+        "code": series_code_line(d.get("code")),
     }
+
+
+def series_code_line(code) -> str:
+    """The whole series' code against the baseline (verify's series_code())."""
+    if not code:
+        return "not compared"
+    ch = code.get("objects_changed") or []
+    return (f"vmlinux {code.get('vmlinux')}; {len(ch)} of {code.get('objects_compared')} objects "
+            "with changed code" + (": " + ", ".join(f"{o['object']} {o['delta']:+d}"
+                                                     for o in ch[:8]) if ch else ""))
 
 
 def residue_counts(d: dict) -> list[tuple[str, int, int, int]]:
@@ -855,6 +866,7 @@ def _html_verify(rv: Review, w) -> None:
     for c, f, v in details:
         w(f'<details><summary>{_e(c)}: where this result comes from, problems, new '
           f'warnings</summary>{_found_head(f)}')
+        w(f'<p>Code, the whole series against the baseline: {_e(v["code"])}</p>')
         for pr in v["problems"]:
             w(f'<p class="fail">{_e(pr)}</p>')
         for x in v["new"] + v["sparse_new"]:
@@ -1193,6 +1205,7 @@ def render_text(rv: Review) -> str:
           f"{v['patched']}; {len(v['new'])} new warnings, {v['gone']} gone; sparse "
           f"{v['sparse']}, {len(v['sparse_new'])} new; {_dur(v['seconds'])}")
         w(_wrap(f"({f.how}; {f.recorded}; {f.path})", "    "))
+        w(_wrap(f"code against the baseline: {v['code']}", "    "))
         for pr in v["problems"]:
             w(f"    problem: {pr}")
         for x in v["new"] + v["sparse_new"]:

@@ -382,7 +382,10 @@ def test_recorded_results_of_this_series_only(world, tmp_path, monkeypatch):
               "patched": {"ok": True, "seconds": 4.0, "compiled": 7, "warnings": []},
               "sparse": {"new": [], "baseline": {"warnings": [1, 2]},
                          "patched": {"warnings": [1, 2], "files": ["mm/a.c"]}},
-              "patched_src": str(cache / "build/5.10/patched-slub-0123456789ab/tree")}
+              "patched_src": str(cache / "build/5.10/patched-slub-0123456789ab/tree"),
+              "code": {"vmlinux": "add/remove: 6/5 grow/shrink: 8/24 up/down: 602/-1082 (-480)",
+                       "objects_compared": 643, "objects_changed": [
+                           {"object": "mm/slub.o", "delta": -529}]}}
     R.record("5.10", "verify-slub", _stamp(rv), verify)
     R.record("5.10", "verify-slab", _stamp(rv, other=True), dict(verify, config="slab"))
     R.record("5.10", "boot-slub", _stamp(rv), {
@@ -413,6 +416,8 @@ def test_recorded_results_of_this_series_only(world, tmp_path, monkeypatch):
     text = review.render_text(rv)
     assert "slub: ok; baseline ok 3.0s (reused); patched ok 4.0s, 7 objects" in text
     assert "sparse 2 -> 2, 0 new" in text
+    assert ("code against the baseline: vmlinux add/remove: 6/5 grow/shrink: 8/24 up/down: "
+            "602/-1082 (-480); 1 of 643 objects with changed code: mm/slub.o -529") in text
     assert "slab: not run (recorded" in text and "for another series" in text
     assert "slub: FAIL; 31 tests: 29 passed, 1 failed, 1 skipped, 0 crashed" in text
     assert "mm/a.c: 3 uses, 2 allowed, 1 NOT allowed" in text
