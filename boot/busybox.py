@@ -18,6 +18,7 @@ import os
 import re
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 from slabconv import paths
@@ -71,9 +72,42 @@ def _apt_options(state: Path, debarch: str) -> list[str]:
             "-o", "Dir::Etc::preferencesparts=/dev/null",
             "-o", f"APT::Architecture={debarch}", "-o", f"APT::Architectures={debarch}",
             "-o", "APT::Sandbox::User=root", "-o", "Acquire::Languages=none",
+            "-o", "Acquire::Retries=3",
             # the system's update hooks are not for these lists
             "-o", "APT::Update::Pre-Invoke::=", "-o", "APT::Update::Post-Invoke::=",
             "-o", "APT::Update::Post-Invoke-Success::="]
+
+
+UPDATE_TRIES = 3          # apt-get update, with a pause between: mirrors sync several times a day
+UPDATE_PAUSE = 20.0
+
+
+def _update(state: Path, debarch: str) -> None:
+    """apt-get update of the private state, tried UPDATE_TRIES times (each
+    retry said once).  An index of the security suite that still fails
+    (a mirror in the middle of a sync: "File has unexpected size") is
+    left out when the main suite's index came: busybox-static is in both."""
+    for attempt in range(1, UPDATE_TRIES + 1):
+        try:
+            _apt("apt-get", ["update"], state, debarch)
+            return
+        except SlabconvError as e:
+            failed = [ln for ln in str(e).splitlines() if ln.startswith(("E:", "Err:"))]
+            main_lists = list((state / "lists").glob("*debian_dists_bookworm_main_binary-*"))
+            only_security = failed and all("debian-security" in ln or "index files failed" in ln
+                                           for ln in failed)
+            if attempt == UPDATE_TRIES:
+                if only_security and main_lists:
+                    info("boot", "bookworm-security's index still fails (mirror sync?); "
+                                 f"taking {PACKAGE} from bookworm main")
+                    return
+                raise SlabconvError(f"{e}\n(tried {UPDATE_TRIES} times; the Debian mirror "
+                                    "may be in the middle of a sync: retry in a few minutes)",
+                                    exit_code=4)
+            info("boot", f"apt-get update failed (try {attempt} of {UPDATE_TRIES}): "
+                         f"{failed[0] if failed else 'exit status'}; again in "
+                         f"{UPDATE_PAUSE * attempt:.0f}s")
+            time.sleep(UPDATE_PAUSE * attempt)
 
 
 def _apt(tool: str, args: list[str], state: Path, debarch: str, cwd: Path | None = None) -> str:
@@ -112,7 +146,7 @@ def _foreign(arch: str) -> Path:
     (state / "sources.list").write_text("\n".join(SOURCES) + "\n")
     info("boot", f"fetching {PACKAGE}:{debarch} for the {arch} guest "
                  f"(private apt state {state})")
-    _apt("apt-get", ["update"], state, debarch)
+    _update(state, debarch)
     debs = root / "debs"
     shutil.rmtree(debs, ignore_errors=True)
     debs.mkdir()
