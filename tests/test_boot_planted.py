@@ -41,7 +41,14 @@ def planted_kernel():
     vr = verify.check_build(src.tree, ap.tree, paths.cache_dir("build", src.version),
                             config="slub", baseline_id=ident)
     assert vr.patched is not None and vr.patched.ok, vr.summary
-    return vr
+    yield vr
+    # leave the shared patched slub build as found: the session's
+    # patched_kernel (tests/conftest.py), which later tests boot, is that
+    # directory, so it must hold the committed series' kernel again
+    ap = pipeline.apply_series(src, paths.GENERATED / paths.DEFAULT_KERNEL)
+    back = verify.check_build(src.tree, ap.tree, paths.cache_dir("build", src.version),
+                              config="slub", baseline_id=ident)
+    assert back.patched is not None and back.patched.ok, back.summary
 
 
 def test_broken_freelist_fails_the_matrix(planted_kernel, tmp_path):
