@@ -497,9 +497,9 @@ def series_code(x, src) -> dict:
     patched build compared function by function with the baseline's
     (verify/objdiff.py), with bloat-o-meter for each object whose code
     changed."""
-    from verify import bisect, objdiff
+    from verify import objdiff
     base, new = Path(x.baseline_out), Path(x.patched_out)
-    objs = [o for o in bisect.comparable_objects(new) if (base / o).is_file()]
+    objs = [o for o in objdiff.list_objects(new) if (base / o).is_file()]
     changed = []
     for d in objdiff.compare_objects(base, new, objs):
         if not d.equal:

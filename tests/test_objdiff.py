@@ -321,6 +321,10 @@ def test_snapshot_keeps_relative_paths(tmp_path):
     dest = tmp_path / "keep"
     assert objdiff.snapshot(o, ["mm/slub.o", "mm/new.o"], dest) == ["mm/slub.o"]
     (o / "vmlinux.o").write_bytes(b"all")
+    for glue in ("scripts/mod/empty.o", "arch/x86/boot/setup.o", ".tmp_vmlinux.kallsyms1.o",
+                 "mm/slab_test.mod.o"):
+        (o / glue).parent.mkdir(parents=True, exist_ok=True)
+        (o / glue).write_bytes(b"not compared")
     assert objdiff.list_objects(o) == ["mm/slub.o"]
     assert objdiff.snapshot(o, None, tmp_path / "all") == ["mm/slub.o"]
     assert (dest / "mm" / "slub.o").read_bytes() == b"old"

@@ -79,29 +79,6 @@ KEEP_OTHER_RESULTS = 300           # results of commits not in the current serie
 
 # .c files under these are host programs or tools, not `make dir/file.o` targets
 _NOT_KBUILD_OBJECTS = ("scripts/", "tools/", "usr/")
-# objects whose code is not the kernel's own functions compiled from source:
-# the link's products (vmlinux.o, kallsyms), the boot code that wraps the
-# compressed vmlinux, module glue: the object-code check leaves them out
-_NOT_COMPARED = ("scripts/", "tools/", "usr/", "arch/x86/boot/", ".tmp_", "vmlinux.o")
-
-
-def comparable_objects(o: Path) -> list:
-    """The kernel objects of a build directory (relative to O=) that the
-    object-code check compares."""
-    out = []
-    for dirpath, dirnames, filenames in os.walk(o):
-        rel = os.path.relpath(dirpath, o)
-        rel = "" if rel == "." else rel + "/"
-        if rel.startswith(_NOT_COMPARED):
-            dirnames[:] = []
-            continue
-        for f in filenames:
-            path = rel + f
-            if (f.endswith(".o") and not f.endswith(".mod.o")
-                    and not path.startswith(_NOT_COMPARED) and not f.startswith(".tmp_")):
-                out.append(path)
-    return sorted(out)
-
 
 # --------------------------------------------------------------------------
 # which targets a set of changed files needs
@@ -869,7 +846,7 @@ class _ConfigRun:
         if self.code is None or plan.kind == "none":
             return None
         objs = ([t for t in plan.targets if t.endswith(".o")] if plan.kind == "objects"
-                else comparable_objects(self.o))
+                else objdiff.list_objects(self.o))
         keep = self.bdir / "code-before"
         tree.remove(keep)
         stamps = {}

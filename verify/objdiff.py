@@ -1412,15 +1412,29 @@ def check_patch(before_dir, after_dir, objects: Iterable[str], expectations=None
     return PatchCode(patch, diffs, unexpected, missing, time.monotonic() - t0)
 
 
+# objects whose code is not the kernel's own functions compiled from source:
+# the link's products (vmlinux.o, kallsyms), the boot code that wraps the
+# compressed vmlinux, host programs and tools, module glue
+NOT_COMPARED = ("scripts/", "tools/", "usr/", "arch/x86/boot/", ".tmp_", "vmlinux.o")
+
+
 def list_objects(o_dir) -> list:
-    """Every object file in O= (relative paths), but vmlinux.o (the whole
-    kernel linked into one object: its functions are the other objects')."""
+    """The kernel objects of a build directory O= (relative paths) whose
+    functions the check compares: every .o but those of NOT_COMPARED and
+    the modules' .mod.o glue."""
     o_dir = Path(o_dir)
     out = []
-    for dp, _, fs in os.walk(o_dir):
-        for f in fs:
-            if f.endswith(".o") and f != "vmlinux.o":
-                out.append(os.path.relpath(os.path.join(dp, f), o_dir))
+    for dirpath, dirnames, filenames in os.walk(o_dir):
+        rel = os.path.relpath(dirpath, o_dir)
+        rel = "" if rel == "." else rel + "/"
+        if rel.startswith(NOT_COMPARED):
+            dirnames[:] = []
+            continue
+        for f in filenames:
+            path = rel + f
+            if (f.endswith(".o") and not f.endswith(".mod.o")
+                    and not path.startswith(NOT_COMPARED) and not f.startswith(".tmp_")):
+                out.append(path)
     return sorted(out)
 
 
