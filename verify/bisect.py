@@ -250,6 +250,26 @@ class ConfigResult:
         return next((p for p in self.patches if not p.ok), None)
 
     @property
+    def coded(self) -> list:
+        """Patches the object-code check compared (their build compiled code)."""
+        return [p for p in self.patches if p.code is not None]
+
+    @property
+    def code_unchanged(self) -> int:
+        """Of those, the patches that changed no function's code."""
+        return sum(not p.code["diffs"] for p in self.coded)
+
+    @property
+    def own_kernels(self) -> list:
+        """Patches booted with a kernel of their own (the others have the
+        previous patch's kernel)."""
+        return [p for p in self.patches if p.boot and not p.boot.get("same_as")]
+
+    @property
+    def kernels_passed(self) -> int:
+        return sum(p.boot["verdict"] == "pass" for p in self.own_kernels)
+
+    @property
     def code_failures(self) -> list:
         """Patches whose object code changed where the manifest expects none."""
         return [p for p in self.patches if p.code and p.code.get("unexpected")]
@@ -1037,10 +1057,10 @@ def summary_text(r: BisectResult) -> str:
                 L.append(f"      (log: {f.log})")
         elif not c.ok and not c.boot_failures:
             L.extend("    " + ln for ln in c.problem.splitlines()[:14])
-        coded = [p for p in c.patches if p.code is not None]
+        coded = c.coded
         if coded:
-            same = [p for p in coded if not p.code["diffs"]]
-            L.append(f"    object code: {len(same)}/{len(coded)} patches change no function's code"
+            L.append(f"    object code: {c.code_unchanged}/{len(coded)} patches change no "
+                     "function's code"
                      + (f"; {len(c.code_failures)} with changes their entry does not declare"
                         if c.code_failures else ""))
             for p in coded:
@@ -1057,8 +1077,8 @@ def summary_text(r: BisectResult) -> str:
                 for m in p.code["missing"][:3]:
                     L.append(f"      expected but unchanged: {m['function']} ({m.get('why', '')})")
         if c.runtime:
-            booted = [p for p in c.patches if p.boot and not p.boot.get("same_as")]
-            L.append(f"    runtime: {sum(p.boot['verdict'] == 'pass' for p in booted)}/{len(booted)} "
+            booted = c.own_kernels
+            L.append(f"    runtime: {c.kernels_passed}/{len(booted)} "
                      f"kernels passed the in-guest tests ({len(c.patches) - len(booted)} patches "
                      f"without a kernel of their own), boots {_fmt(c.boot_seconds)}")
             for p in c.boot_failures[:3]:

@@ -192,16 +192,14 @@ class Gates:
             f = c.first_failure
             if f is not None:
                 L.append(f"  {c.config}: first failing patch {f.index}: {f.subject}: {f.problem}")
-            coded = [p for p in c.patches if p.code is not None]
-            if coded:
-                same = sum(not p.code["diffs"] for p in coded)
-                L.append(f"  {c.config}: object code: {same}/{len(coded)} patches change no "
+            if c.coded:
+                L.append(f"  {c.config}: object code: {c.code_unchanged}/{len(c.coded)} "
+                         "patches change no "
                          f"function's code, {len(c.code_failures)} change code their entry does "
                          "not declare")
             if c.runtime:
-                own = [p for p in c.patches if p.boot and not p.boot.get("same_as")]
-                L.append(f"  {c.config}: runtime: {sum(p.boot['verdict'] == 'pass' for p in own)}"
-                         f"/{len(own)} kernels passed the in-guest tests")
+                L.append(f"  {c.config}: runtime: {c.kernels_passed}/{len(c.own_kernels)} "
+                         "kernels passed the in-guest tests")
         return L + bisect.times_table(b)
 
     def _compiled_lines(self) -> list:
