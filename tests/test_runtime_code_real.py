@@ -31,9 +31,8 @@ sys.path.insert(0, str(REPO))
 from regen.manifest import CodeExpect  # noqa: E402
 from regen.worktree import BASE_TAG  # noqa: E402
 from slabconv import paths, pipeline  # noqa: E402
-from slabconv.source import resolve  # noqa: E402
 from verify import bisect  # noqa: E402
-from tests.test_verify_bisect_real import git  # noqa: E402
+from tests.test_verify_bisect_real import applied, git  # noqa: E402,F401 (a fixture)
 
 pytestmark = [pytest.mark.slow, pytest.mark.network]
 
@@ -46,14 +45,6 @@ NEW_SLAB_BAD = ("\treturn compound_head(allocate_slab(s,\n"
                 "\t\tflags & (GFP_RECLAIM_MASK | GFP_CONSTRAINT_MASK), node));\n")
 PLANTED = "mm/slub: Take compound_head() of pages that are head pages or NULL"
 REMOVED = "mm/slub: Remove the planted compound_head() calls again"
-
-
-@pytest.fixture(scope="module")
-def applied():
-    src = resolve(paths.DEFAULT_KERNEL, None)
-    ap = pipeline.apply_series(src, paths.GENERATED / paths.DEFAULT_KERNEL)
-    ap.ident = f"{src.source_id}@{ap.baseline_id[:12]}"
-    return ap
 
 
 def plant(ap, root: Path):
