@@ -149,6 +149,19 @@ def scan_lines(lines: list[str], *, before: int = 3, after: int = 16,
             hi -= 1
         found.append(Finding(kind, i + 1, text, clean[lo:hi], hi))
 
+    def report_names_cache(rx, kind: str, line: str, i: int) -> bool:
+        """A line of the bracket's report that names a cache (rx): it must be
+        the bracket's cache.  True when the line was such a line."""
+        m = rx.search(line)
+        if not m:
+            return False
+        if m.group(1) == bracket.cache:
+            bracket.satisfied = True
+        elif not bracket.failed:
+            bracket.failed = True
+            finding(kind, i, f"{line.strip()} (expected cache {bracket.cache})")
+        return True
+
     def close(b: _Bracket, i: int, why: str, unterminated: bool = False) -> None:
         if b.failed:
             return
@@ -187,27 +200,16 @@ def scan_lines(lines: list[str], *, before: int = 3, after: int = 16,
             elif suite is not None and (m := KUNIT_SUITE_END.match(line)) \
                     and m.group(1) == suite[0]:
                 suite = None
-        if bracket is not None and bracket.report and not bracket.satisfied:
-            m = KASAN_CACHE.search(line)
-            if m:
-                if m.group(1) == bracket.cache:
-                    bracket.satisfied = True
-                elif not bracket.failed:
-                    bracket.failed = True
-                    finding("kasan", i, f"{line.strip()} (expected cache {bracket.cache})")
-                continue
+        if (bracket is not None and bracket.report and not bracket.satisfied
+                and report_names_cache(KASAN_CACHE, "kasan", line, i)):
+            continue
         if bracket is not None and bracket.kind == "oom":
             if OOM_REPORT.search(line):
                 bracket.report = True
                 last_report = i
                 continue
-            m = OOM_CACHE.search(line) if bracket.report and not bracket.satisfied else None
-            if m:
-                if m.group(1) == bracket.cache:
-                    bracket.satisfied = True
-                elif not bracket.failed:
-                    bracket.failed = True
-                    finding("oom", i, f"{line.strip()} (expected cache {bracket.cache})")
+            if (bracket.report and not bracket.satisfied
+                    and report_names_cache(OOM_CACHE, "oom", line, i)):
                 continue
         if OURS.match(line):
             continue
