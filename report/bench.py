@@ -62,22 +62,20 @@ def runtime_figures(version: str) -> dict:
     guests at a time) and the time spent linking each patch's kernel and
     building its guest modules."""
     from report import results
-    rec = results.record_dir(version) / "bisect.json"
-    if not rec.is_file():
+    rec = results.latest(version, "bisect")
+    if rec is None:
         return {}
-    d = json.loads(rec.read_text()).get("data", {})
+    from verify.bisect import ConfigResult
     out = {}
-    for c in d.get("configs") or []:
-        if not c.get("runtime"):
+    for c in map(ConfigResult.from_dict, (rec.get("data") or {}).get("configs") or []):
+        if not c.runtime:
             continue
-        ps = c.get("patches") or []
-        own = [p for p in ps if p.get("boot") and not p["boot"].get("same_as")]
-        out[c["config"]] = {
-            "kernels": len(own), "patches": len(ps),
-            "passed": sum(p["boot"]["verdict"] == "pass" for p in own),
-            "boot_wall_seconds": c.get("boot_seconds", 0.0),
-            "boot_guest_seconds": round(sum(p["boot"].get("seconds", 0) for p in own), 1),
-            "kernel_seconds": round(sum(p.get("kernel_seconds", 0) for p in ps), 1)}
+        own = c.own_kernels
+        out[c.config] = {
+            "kernels": len(own), "patches": len(c.patches), "passed": c.kernels_passed,
+            "boot_wall_seconds": c.boot_seconds,
+            "boot_guest_seconds": round(sum(p.boot.get("seconds", 0) for p in own), 1),
+            "kernel_seconds": round(sum(p.kernel_seconds for p in c.patches), 1)}
     return out
 
 

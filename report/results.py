@@ -6,12 +6,15 @@ but those files do not say which series they were made from: a later run
 with planted defects, or of an older series, writes to the same places.
 So the pipeline also records each result under
 
-    $SLABCONV_CACHE/runs/results-<version>/<name>.json
+    $SLABCONV_CACHE/runs/results-<version>/<series id>/<name>.json
         name: verify-<config>, bisect, residue, boot-<config>
         {"series": <series id>, "patches": N, "source": <source id>,
          "recorded": <UTC time>, "data": <the result's JSON>}
 
-where the series id is a digest of the patch files `git am` applied.  The
+where the series id is a digest of the patch files `git am` applied.  Each
+series has its own directory: a run on a planted or older series never
+overwrites the results of another (records of before that sat directly in
+results-<version>/ are still read).  The
 review shows a result only when its series id is the reviewed series'
 (`find()`); a result recorded for another series is named as such, never
 shown as this series'.  Results from before these records existed are
@@ -45,11 +48,16 @@ def record_dir(version: str, root: Path | None = None) -> Path:
     return (root or paths.cache_root()) / "runs" / RECORD_DIR.format(version=version)
 
 
+def _series_dir(version: str, series: str, root: Path | None = None) -> Path:
+    safe = re.sub(r"[^A-Za-z0-9._-]", "_", str(series)) or "_"
+    return record_dir(version, root) / safe
+
+
 def record(version: str, name: str, stamp: dict, data: dict) -> Path | None:
     """Record one result for the series of `stamp` (series_stamp()).  A
     failure to write is not a failure of the run: None."""
     try:
-        d = record_dir(version)
+        d = _series_dir(version, stamp.get("series", ""))
         d.mkdir(parents=True, exist_ok=True)
         out = d / f"{name}.json"
         tmp = out.with_suffix(".tmp")
@@ -119,17 +127,34 @@ class Series:
     files: set[str]              # files the series changes
 
 
-def records(series: Series, root: Path | None = None) -> dict[str, Found]:
-    """The recorded results (runs/results-<version>/), each THIS or NOT_RUN."""
-    out: dict[str, Found] = {}
-    d = record_dir(series.version, root)
-    for p in sorted(d.glob("*.json")) if d.is_dir() else []:
+def _recorded(version: str, root: Path | None = None):
+    """Every record of this kernel: (path, record), newest first."""
+    d = record_dir(version, root)
+    out = []
+    for p in list(d.glob("*.json")) + list(d.glob("*/*.json")) if d.is_dir() else []:
         rec = _load(p)
-        if not isinstance(rec, dict) or "data" not in rec:
-            continue
+        if isinstance(rec, dict) and "data" in rec:
+            out.append((p, rec))
+    out.sort(key=lambda x: (x[1].get("recorded", ""), x[0].stat().st_mtime), reverse=True)
+    return out
+
+
+def latest(version: str, name: str, root: Path | None = None) -> dict | None:
+    """The newest record called `name`, whatever its series (make bench
+    reports the last per-patch check)."""
+    return next((rec for p, rec in _recorded(version, root) if p.stem == name), None)
+
+
+def records(series: Series, root: Path | None = None) -> dict[str, Found]:
+    """The recorded results (runs/results-<version>/), each THIS or NOT_RUN:
+    per name, this series' record, else a note on the newest one of another."""
+    out: dict[str, Found] = {}
+    for p, rec in _recorded(series.version, root):
         name = p.stem
         ok = rec.get("series") == series.id and (not series.source
                                                  or rec.get("source") == series.source)
+        if name in out and (out[name].status == THIS or not ok):
+            continue
         if ok:
             out[name] = Found(name, THIS, rec["data"], "recorded for this series (same patch "
                               "files, by digest)", rec.get("recorded", ""), str(p))

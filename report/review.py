@@ -985,23 +985,9 @@ def _patch_run_marks(p: dict) -> tuple:
 
 def _run_lines(c: dict) -> list:
     """One line each for a configuration's object-code check and runtime bisect."""
-    ps = c.get("patches") or []
-    coded = [p for p in ps if p.get("code") is not None]
-    out = []
-    if coded:
-        same = sum(not p["code"].get("diffs") for p in coded)
-        bad = [p for p in coded if p["code"].get("unexpected")]
-        out.append(f"{c.get('config')}: object code: {same} of {len(coded)} patches change no "
-                   f"function's code; {len(bad)} change code their entry does not declare"
-                   + (": " + ", ".join(f"patch {p.get('index')}" for p in bad[:8]) if bad else ""))
-    if c.get("runtime"):
-        own = [p for p in ps if p.get("boot") and not p["boot"].get("same_as")]
-        failed = [p for p in ps if p.get("boot") and p["boot"].get("verdict") not in ("pass", "same")]
-        out.append(f"{c.get('config')}: runtime: {sum(p['boot']['verdict'] == 'pass' for p in own)} "
-                   f"of {len(own)} kernels passed the in-guest tests"
-                   + (": failed " + ", ".join(f"patch {p.get('index')}" for p in failed[:8])
-                      if failed else ""))
-    return out
+    from verify.bisect import ConfigResult
+    r = ConfigResult.from_dict(c)
+    return [x for x in (r.code_line(), r.runtime_line()) if x]
 
 
 def _html_residue(rv: Review, w) -> None:

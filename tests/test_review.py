@@ -442,6 +442,24 @@ def test_a_changed_patch_file_makes_the_record_another_series(world, tmp_path, m
     assert rv.results["verify-slub"].status == R.NOT_RUN
 
 
+def test_a_run_on_another_series_keeps_this_series_results(world, tmp_path, monkeypatch):
+    """A later run on a planted or older series records beside, not over,
+    this series' results; records of before per-series directories count."""
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("SLABCONV_CACHE", str(cache))
+    rv = _build(world, cache)
+    R.record("5.10", "verify-slub", _stamp(rv), {"ok": True})
+    R.record("5.10", "verify-slub", _stamp(rv, other=True), {"ok": False})
+    legacy = R.record_dir("5.10") / "boot-slub.json"
+    legacy.write_text(json.dumps({**_stamp(rv), "recorded": "2026-01-01T00:00:00Z",
+                                  "data": {"passed": True}}))
+    rv = _build(world, cache)
+    assert rv.results["verify-slub"].status == R.THIS
+    assert rv.results["verify-slub"].data == {"ok": True}
+    assert rv.results["boot-slub"].status == R.THIS
+    assert R.latest("5.10", "verify-slub")["data"] == {"ok": False}
+
+
 def test_results_from_before_records_are_matched_by_what_they_show(world, tmp_path):
     cache = tmp_path / "cache"
     rv = _build(world, cache)
@@ -676,6 +694,7 @@ def test_per_patch_code_and_boot_results_are_shown(world, tmp_path, monkeypatch)
     text = review.render_text(rv)
     n = len(subjects)
     assert (f"slub: object code: {n - 1} of {n} patches change no function's code; "
+            "0 change it as their entry declares; "
             "1 change code their entry does not declare: patch 1") in text
     assert f"slub: runtime: {n - 1} of {n} kernels passed the in-guest tests: failed patch 1" in text
     html = review.render_html(rv)

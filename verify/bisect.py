@@ -222,8 +222,8 @@ class PatchResult:
 
     @classmethod
     def from_dict(cls, d: dict) -> "PatchResult":
-        d = dict(d)
-        d["new_warnings"] = [W.CompilerWarning.from_dict(w) for w in d.get("new_warnings", [])]
+        d = {"index": 0, "commit": "", "subject": "", "files": [], **d}
+        d["new_warnings"] = [W.CompilerWarning.from_dict(w) for w in d.get("new_warnings") or []]
         known = cls.__dataclass_fields__
         return cls(**{k: v for k, v in d.items() if k in known})
 
@@ -280,8 +280,47 @@ class ConfigResult:
         return [p for p in self.patches if p.boot and p.boot["verdict"] not in ("pass", "same")]
 
     @property
+    def code_declared(self) -> list:
+        """Patches whose code changed, every change as their entry declares."""
+        return [p for p in self.coded if p.code["diffs"] and not p.code.get("unexpected")]
+
+    @property
     def patch_seconds(self) -> float:
         return sum(p.seconds for p in self.patches)
+
+    def code_line(self) -> str:
+        """The object-code check in one line ('' when nothing was compared)."""
+        if not self.coded:
+            return ""
+        bad = self.code_failures
+        return (f"{self.config}: object code: {self.code_unchanged} of {len(self.coded)} "
+                f"patches change no function's code; {len(self.code_declared)} change it as "
+                f"their entry declares; {len(bad)} change code their entry does not declare"
+                + (": " + ", ".join(f"patch {p.index}" for p in bad[:8]) if bad else ""))
+
+    def runtime_line(self) -> str:
+        """The runtime bisect in one line ('' when this configuration booted nothing)."""
+        if not self.runtime:
+            return ""
+        failed = self.boot_failures
+        return (f"{self.config}: runtime: {self.kernels_passed} of {len(self.own_kernels)} "
+                "kernels passed the in-guest tests"
+                + (": failed " + ", ".join(f"patch {p.index}" for p in failed[:8])
+                   if failed else ""))
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "ConfigResult":
+        """A recorded result (to_dict()) back, for the reports: its counts are
+        this class's, not counted again by each reader."""
+        return cls(config=d.get("config", "?"), ok=bool(d.get("ok")),
+                   patches=[PatchResult.from_dict(p) for p in d.get("patches") or []],
+                   n=d.get("patches_total", 0), baseline_ok=d.get("baseline_ok", True),
+                   baseline_reused=d.get("baseline_reused", False),
+                   baseline_seconds=d.get("baseline_seconds", 0.0),
+                   setup_seconds=d.get("setup_seconds", 0.0), seconds=d.get("seconds", 0.0),
+                   problem=d.get("problem", ""),
+                   build_dir=Path(d["build_dir"]) if d.get("build_dir") else None,
+                   runtime=bool(d.get("runtime")), boot_seconds=d.get("boot_seconds", 0.0))
 
     def to_dict(self) -> dict:
         f = self.first_failure
