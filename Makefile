@@ -67,6 +67,9 @@ bench: deps ## time regeneration (whole and per entry), build, and boot + tests 
 review: deps ## the review report (HTML + text): each rule beside its hunks, skipped entries, last results
 	$(SLABCONV) review $(SRC_ARGS) $(if $(OUTPUT),--output $(OUTPUT))
 
+mail: deps ## a mail-ready copy of the series whose cover letter states the recorded results (UNTESTED=1: even with none)
+	$(SLABCONV) mail $(SRC_ARGS) $(if $(OUTPUT),--output $(OUTPUT)) $(if $(UNTESTED),--untested)
+
 test: deps ## the test suite: rule tests, unit tests, end-to-end on 5.10
 	$(PY) -m pytest -ra --durations=30 tests
 

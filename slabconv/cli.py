@@ -1,4 +1,5 @@
-"""The slabconv command line: fetch, regen, verify, residue, boot, reference, bench, all, review."""
+"""The slabconv command line: fetch, regen, verify, residue, boot, reference, bench, all,
+review, mail."""
 from __future__ import annotations
 
 import argparse
@@ -83,8 +84,9 @@ def build_parser() -> argparse.ArgumentParser:
     from . import reference
     reference.add_command(sub, _common)
 
-    from report import review
+    from report import mail, review
     review.add_command(sub)
+    mail.add_command(sub)
     return ap
 
 

@@ -55,7 +55,7 @@ def test_reference_5_10_slub_passes(ref510):
     # the init tests the allocator provides ran (SLUB with slub_debug: validate)
     assert re.search(r"^ok 2 - slub_validate$", mod, re.M)
     assert re.search(r"^ok 5 - memcg_slab_accounting$", mod, re.M)
-    rec = json.loads((R.record_dir("5.10") / "boot-reference-slub.json").read_text())
+    rec = R.latest("5.10", "boot-reference-slub")
     assert rec["series"] == "reference" and rec["data"]["passed"] is True
 
 

@@ -230,10 +230,10 @@ def test_boots_are_recorded_as_reference_not_as_the_series(fake_ref, cache):
     p = reference.plan(src, ["slub"])
     boots = reference.boot_guests(p.guests, src)
     assert boots["slub"].passed and booted[0][3]["slub_debug"] == "FZPU"
-    rec = json.loads((R.record_dir("6.12") / "boot-reference-slub.json").read_text())
+    rec = R.latest("6.12", "boot-reference-slub")
     assert rec["series"] == "reference" and rec["patches"] == 0 and rec["reference"]
     assert rec["source"] == "linux-source-6.12_fake" and rec["data"]["passed"] is True
-    assert not (R.record_dir("6.12") / "boot-slub.json").exists()
+    assert R.latest("6.12", "boot-slub") is None
     run = Path(rec["data"]["run_dir"])
     assert (run.parent.name, run.name) == ("reference-6.12", "slub")
     assert (run.parent / "junit.xml").is_file()           # through the boot matrix

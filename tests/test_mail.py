@@ -1,0 +1,110 @@
+"""slabconv mail: the cover letter's Testing section states the results
+recorded for exactly these patch files, and nothing else."""
+import shutil
+
+import pytest
+
+from report import mail, patches as P, results as R
+from slabconv import paths
+from slabconv.log import SlabconvError
+
+
+@pytest.fixture
+def series(tmp_path, monkeypatch):
+    monkeypatch.setenv("SLABCONV_CACHE", str(tmp_path / "cache"))
+    d = tmp_path / "series"
+    shutil.copytree(paths.GENERATED / "5.10", d)
+    files = P.numbered_patches(d)
+    stamp = {"series": R.series_id(files), "patches": len(files),
+             "source": P.read_source(d)["source"]}
+    return d, stamp
+
+
+def _record_all(stamp):
+    code = {"vmlinux": "add/remove: 6/5 grow/shrink: 8/24 up/down: 602/-1082 (-480)",
+            "objects_compared": 643,
+            "objects_changed": [{"object": "mm/slub.o", "delta": -467},
+                                {"object": "mm/usercopy.o", "delta": -16}]}
+    R.record("5.10", "verify-slub", stamp, {
+        "ok": True, "new_warnings": [], "code": code,
+        "sparse": {"new": [], "baseline": {"warnings": [1] * 10},
+                   "patched": {"warnings": [1] * 10}}})
+    R.record("5.10", "verify-slob", stamp, {"ok": True, "new_warnings": [], "sparse": {},
+                                            "code": {"vmlinux": "(0)", "objects_changed": []}})
+    same = {"diffs": [], "unexpected": []}
+    declared = {"diffs": [{"object": "mm/slub.o"}], "unexpected": []}
+    patches = [{"index": i, "ok": True, "code": declared if i in (4, 12) else same,
+                "boot": {"verdict": "pass", "seconds": 8.0, "same_as": 0}}
+               for i in range(1, 59)]
+    R.record("5.10", "bisect", stamp, {"configs": [
+        {"config": "slub", "ok": True, "patches_total": 58, "runtime": True,
+         "patches": patches}]})
+    R.record("5.10", "boot-slub", stamp, {
+        "passed": True, "seconds": 7.0, "accel": "tcg",
+        "counts": {"total": 58, "passed": 51, "failed": 0, "skipped": 7}})
+    R.record("5.10", "checkpatch", stamp, {"ok": True, "strict": True,
+                                           "counts": {"error": 0, "warning": 3, "check": 1}})
+    R.record("5.10", "nullcheck", stamp, {"ok": True, "counts": {"findings": 0, "patches": 58}})
+
+
+def test_the_testing_section_states_the_recorded_results(series, tmp_path):
+    d, stamp = series
+    _record_all(stamp)
+    out = tmp_path / "out"
+    written = mail.write(d, out, "5.10")
+    assert [p.name for p in written] == ["0000-cover-letter.patch"] + [
+        p.name for p in P.numbered_patches(d)]
+    for p in P.numbered_patches(d):                 # the patches are copied unchanged
+        assert (out / p.name).read_bytes() == p.read_bytes()
+    text = (out / "0000-cover-letter.patch").read_text()
+    flat = " ".join(text.split())
+    assert text.index("\nTesting\n-------\n") < text.index("\nslabconv (58):\n")
+    assert f"(series {stamp['series']}, {stamp['source']})" in flat
+    assert ("slub: ok; 0 new compiler warnings; sparse 10 -> 10 warnings, 0 new; vmlinux "
+            "-480 bytes, code changed in mm/slub.o -467, mm/usercopy.o -16") in flat
+    assert "slob: ok; 0 new compiler warnings; sparse not run; no change in generated code" in flat
+    assert "slub: 58 of 58 patches built" in flat
+    assert ("object code: 56 of 58 patches change no function's code; 2 change it as their "
+            "entry declares; 0 change code their entry does not declare") in flat
+    assert "runtime: 58 of 58 kernels passed the in-guest tests" in flat
+    assert "slub: passed; 58 in-guest tests, 51 passed, 0 failed, 7 skipped (tcg, 7s)" in flat
+    assert "checkpatch --strict: 0 errors, 3 warnings, 1 checks" in flat
+    assert "NULL-safety check: 0 findings in 58 patches" in flat
+    assert "Not run for these patches: the layout asserts; the residue check." in flat
+    assert all(len(ln) <= 72 for ln in text[text.index("\nTesting\n"):
+                                            text.index("\nslabconv (58):")].split("\n"))
+    # the original letter is untouched, and the copy only adds the section
+    orig = (d / "0000-cover-letter.patch").read_text()
+    start, end = text.index("Testing\n-------"), text.index("slabconv (58):")
+    assert text[:start] + text[end:] == orig
+
+
+def test_results_of_another_series_are_not_stated(series, tmp_path):
+    d, stamp = series
+    _record_all(stamp)
+    p = P.numbered_patches(d)[11]                   # patch 12 changed after the results
+    p.write_text(p.read_text().replace("allocate_slab", "allocate_slab ", 1))
+    with pytest.raises(SlabconvError, match="no verify result for these 58 patches"):
+        mail.write(d, tmp_path / "out", "5.10")
+    mail.write(d, tmp_path / "out", "5.10", untested=True)
+    text = (tmp_path / "out" / "0000-cover-letter.patch").read_text()
+    assert "None recorded: the cache has no result for these patch files." in text
+    assert "58 of 58 patches" not in text and "sparse 10" not in text
+
+
+def test_a_failed_check_is_stated_as_failed(series, tmp_path):
+    d, stamp = series
+    _record_all(stamp)
+    R.record("5.10", "boot-slub", stamp, {"passed": False, "accel": "tcg", "seconds": 9.0,
+                                          "counts": {"total": 58, "passed": 50, "failed": 1,
+                                                     "skipped": 7}})
+    bad = {"diffs": [{"object": "mm/slub.o"}], "unexpected": [{"function": "kfree"}]}
+    R.record("5.10", "bisect", stamp, {"configs": [
+        {"config": "slub", "ok": False, "patches_total": 58, "patches": [
+            {"index": 1, "ok": True, "code": bad},
+            {"index": 2, "ok": False, "problem": "build failed: mm/slub.c:12: error"}]}]})
+    mail.write(d, tmp_path / "out", "5.10")
+    flat = " ".join((tmp_path / "out" / "0000-cover-letter.patch").read_text().split())
+    assert "slub: FAILED; 58 in-guest tests, 50 passed, 1 failed" in flat
+    assert "slub: 2 of 58 patches built, patch 2 fails: build failed: mm/slub.c:12: error" in flat
+    assert "1 change code their entry does not declare: patch 1" in flat
