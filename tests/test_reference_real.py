@@ -41,7 +41,6 @@ def ref510():
 def test_reference_5_10_slub_passes(ref510):
     from slabconv import reference
     from report import results as R
-    import json
     src, g = ref510
     res = reference.boot_guests([g], src)["slub"]
     assert res.passed, res.summary()
