@@ -39,8 +39,8 @@ deps: ## install the Debian packages that are missing (apt)
 fetch: deps ## fetch and unpack linux-source-KERNEL into the cache
 	$(SLABCONV) fetch $(KERNEL)
 
-regen: deps ## regenerate the series into generated-patches/KERNEL/
-	$(SLABCONV) regen $(SRC_ARGS)
+regen: deps ## regenerate the series into generated-patches/KERNEL/ (PREFIX="RFC PATCH 5.10", REROLL=2)
+	$(SLABCONV) regen $(SRC_ARGS) $(if $(PREFIX),--subject-prefix "$(PREFIX)") $(if $(REROLL),--reroll-count $(REROLL))
 
 verify: deps ## every check: checkpatch, builds + sparse, per-patch builds, field users, residue, layout
 	$(SLABCONV) verify $(SRC_ARGS) $(CFG_ARGS) $(if $(BISECT),--bisect-configs $(BISECT)) $(if $(RUNTIME),--runtime-configs $(RUNTIME))

@@ -135,6 +135,7 @@ class Series:
     date: str
     entries: list[Entry]
     root: Path                   # the cocci/ directory
+    link: str = ""               # the original posting (each commit's Link: trailer)
 
     def entry(self, ident: str) -> Entry:
         for e in self.entries:
@@ -328,4 +329,5 @@ def load(path: Path) -> Series:
     if not entries:
         raise SlabconvError(f"manifest {path}: no entries", 2)
     return Series(_req(s, "subject", "series"), s.get("blurb", "").strip(),
-                  _req(s, "seed_author", "series"), _req(s, "date", "series"), entries, root)
+                  _req(s, "seed_author", "series"), _req(s, "date", "series"), entries, root,
+                  link=s.get("link", ""))

@@ -160,14 +160,24 @@ class WorkTree:
     def commits(self) -> list[str]:
         return self.git("rev-list", "--reverse", f"{BASE_TAG}..HEAD").split()
 
-    def format_patch(self, out: Path, cover_subject: str, cover_blurb: str) -> list[Path]:
-        """git format-patch --cover-letter into `out` (created fresh)."""
+    def format_patch(self, out: Path, cover_subject: str, cover_blurb: str,
+                     subject_prefix: str = "PATCH", base_commit: str = "") -> list[Path]:
+        """git format-patch --cover-letter into `out` (created fresh).  The
+        baseline commit is this copy's own, so the user tree's commit, when
+        there is one, goes into the cover letter as format-patch --base
+        would put it."""
         self.git("config", f"branch.{BRANCH}.description", f"{cover_subject}\n\n{cover_blurb}\n")
         out.mkdir(parents=True)
         self.git("format-patch", "-q", "--cover-letter", "--cover-from-description=subject",
-                 "--zero-commit", "--signature=slabconv", "--no-numbered-files", "-o", str(out),
-                 f"{BASE_TAG}..{BRANCH}")
-        return sorted(out.glob("*.patch"))
+                 f"--subject-prefix={subject_prefix}", "--zero-commit", "--signature=slabconv",
+                 "--no-numbered-files", "-o", str(out), f"{BASE_TAG}..{BRANCH}")
+        files = sorted(out.glob("*.patch"))
+        if base_commit and files:
+            cover = files[0]
+            text = cover.read_text()
+            at = text.rindex("\n-- \n")
+            cover.write_text(text[:at] + f"\n\nbase-commit: {base_commit}" + text[at:])
+        return files
 
 
 class SnapshotImporter:

@@ -30,14 +30,22 @@ def cmd_fetch(args) -> int:
 
 
 def do_regen(args):
+    import os
     from regen import series, worktree
     from .pipeline import series_dir
-    from .source import resolve
+    from .source import committed_identity, resolve
     src = resolve(args.kernel, args.tree, args.deb_version)
     out = series_dir(src, args.output)
+    # the committed series keeps its identity unless $SLABCONV_IDENTITY says otherwise
+    kept = None if os.environ.get("SLABCONV_IDENTITY") else committed_identity(out)
+    identity = worktree.parse_identity(kept) if kept else worktree.user_identity()
     info("regen", f"Linux {src.version} from {src.source_id}: {src.tree}")
+    prefix = getattr(args, "subject_prefix", None) or f"PATCH {src.version}"
+    if getattr(args, "reroll_count", None):
+        prefix += f" v{args.reroll_count}"
     res = series.regenerate(src.tree, src.source_id, version=src.version, output=out,
-                            identity=worktree.user_identity(), until=getattr(args, "until", None))
+                            identity=identity, until=getattr(args, "until", None),
+                            subject_prefix=prefix)
     for e in res.entries:
         info("regen", f"  {e.seconds:6.2f}s  {e.subject}")
     for _, subject, reason in res.skipped:
@@ -76,6 +84,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--output", "-o", help="where to write the series "
                    "(default generated-patches/<version>/ for packaged kernels)")
     p.add_argument("--until", help="stop after this manifest entry id")
+    p.add_argument("--subject-prefix", default=None,
+                   help="the subjects' prefix (default 'PATCH <version>'; e.g. 'RFC PATCH 5.10')")
+    p.add_argument("--reroll-count", "-v", type=int, default=None,
+                   help="the series' version: adds ' vN' to the subject prefix")
     p.add_argument("--json", help="write a JSON summary here")
     p.set_defaults(func=cmd_regen)
 

@@ -40,6 +40,17 @@ def pinned_deb_version(version: str) -> str | None:
     return None
 
 
+def committed_identity(out: Path) -> str | None:
+    """The identity the series in `out` was made with (its SOURCE file), if
+    `out` is a committed series of the repository: regenerating it keeps
+    that identity, so a checkout stays clean whoever runs regen."""
+    f = Path(out) / "SOURCE"
+    if Path(out).resolve().parent != paths.GENERATED.resolve() or not f.is_file():
+        return None
+    m = re.search(r"^identity: (.+)$", f.read_text(), re.M)
+    return m.group(1).strip() if m else None
+
+
 def resolve(version: str | None, tree: str | None, deb_version: str | None = None) -> Source:
     """TREE wins over KERNEL; a packaged kernel is pinned to the committed series' version
     unless deb_version says otherwise ("latest" for apt's candidate)."""
