@@ -864,7 +864,6 @@ def test_the_snapshot_importer_commits_in_order_keeps_modes_and_moves_head(tmp_p
     becomes a commit on HEAD's branch with the work tree's identity and
     date; a file's mode is kept, None removes a file, and the files in the
     work tree are not read (they may have moved on)."""
-    import subprocess
     from regen.worktree import WorkTree
     src = tmp_path / "src"
     (src / "mm").mkdir(parents=True)
