@@ -126,6 +126,10 @@ def testing(results: dict) -> tuple[list[str], list[str]]:
         static.append(f"checkpatch{' --strict' if d.get('strict') else ''}: "
                       f"{n.get('error', '?')} errors, {n.get('warning', '?')} warnings, "
                       f"{n.get('check', '?')} checks")
+    d = _this(results, "messages")
+    if d is not None:
+        static.append(f"commit messages: {d.get('names', '?')} function names, "
+                      f"{len(d.get('findings') or [])} not touched by their patch")
     d = _this(results, "layout")
     if d is not None:
         static.append(f"struct slab layout asserts: {'ok' if d.get('ok') else 'FAILED'} in "
@@ -140,7 +144,8 @@ def testing(results: dict) -> tuple[list[str], list[str]]:
     if d is not None:
         static.append(f"struct page uses left in the slab code: "
                       f"{len(d.get('not_allowed') or [])} not allowed")
-    for name, what in (("checkpatch", "checkpatch"), ("layout", "the layout asserts"),
+    for name, what in (("checkpatch", "checkpatch"), ("messages", "the commit message check"),
+                       ("layout", "the layout asserts"),
                        ("nullcheck", "the NULL-safety check"), ("residue", "the residue check")):
         if _this(results, name) is None:
             not_run.append(what)

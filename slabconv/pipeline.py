@@ -155,11 +155,13 @@ def verify_applied(ap: Applied, config=DEFAULT_CONFIGS, bisect_configs=DEFAULT_B
     if not configs:
         raise SlabconvError("verify: no kernel configuration given", exit_code=2)
     g = Gates(kernel=ap.src.version, source=ap.src.source_id, patches=len(ap.patches))
-    if checkpatch:
+    if checkpatch:                # the patches as written: checkpatch and their messages
         g.checkpatch = checkpatch_series(ap)
         print(g.checkpatch.summary(per_finding=False))
+        g.messages = messages_series(ap)
+        print(g.messages.summary())
     else:
-        g.not_run["checkpatch"] = "not asked for"
+        g.not_run["checkpatch"] = g.not_run["messages"] = "not asked for"
     if tree_gates if nullcheck is None else nullcheck:     # seconds; cached per file
         g.nullcheck = nullcheck_series(ap)
         print(g.nullcheck.summary_text())
@@ -241,7 +243,8 @@ def verify_applied(ap: Applied, config=DEFAULT_CONFIGS, bisect_configs=DEFAULT_B
         for c in gated[:20]:
             f = c.finding
             print(f"  NOT allowed: {f.file}:{f.line} {f.function} {f.kind} {f.text}")
-    for name, res in (("checkpatch", g.checkpatch), ("layout", g.layout)):
+    for name, res in (("checkpatch", g.checkpatch), ("messages", g.messages),
+                      ("layout", g.layout)):
         if res is not None and not res.ok:
             r.ok = False
             r.problems.extend(f"[{name}] {p}" for p in res.problems)
@@ -301,6 +304,13 @@ def nullcheck_series(ap: Applied):
     return nullcheck.check_series(ap.tree, BASE_TAG, "HEAD")
 
 
+def messages_series(ap: Applied):
+    """Every function a commit message names is touched by its patch
+    (verify/messages.py)."""
+    from verify import messages
+    return messages.check(ap.patches)
+
+
 def checkpatch_series(ap: Applied):
     """The baseline tree's checkpatch.pl on every patch of the applied series."""
     from verify import checkpatch
@@ -324,7 +334,7 @@ def record_verify(ap: Applied, results, r) -> None:
     g = getattr(r, "gates", None)
     if getattr(g, "compiled", None) is not None:
         recorded.record(ap.src.version, "compiled-lines", stamp, g.compiled.to_dict())
-    for name in ("layout", "checkpatch", "nullcheck"):
+    for name in ("layout", "checkpatch", "nullcheck", "messages"):
         res = getattr(g, name, None)
         if res is not None:
             recorded.record(ap.src.version, name, stamp, res.to_dict())

@@ -15,7 +15,7 @@ import pytest
 
 from slabconv import pipeline
 from verify import bisect, checkpatch as CP, compiled as CL, gates, kbuild, layout as LY, sparse
-from verify import nullcheck as NC
+from verify import messages as MS, nullcheck as NC
 from verify import warnings as W
 import verify
 
@@ -103,6 +103,14 @@ def _nullcheck(tmp, finding=False):
     return NC.NullcheckResult(tmp, "slabconv-baseline", "HEAD", "0" * 16, ps, seconds=1.0)
 
 
+def _messages(finding=False):
+    r = MS.MessagesResult(patches=2, names=5)
+    if finding:
+        r.findings = [MS.Finding("0002-mm-Two.patch", "alloc_slab_page", 3,
+                                 "We can cast directly in alloc_slab_page()")]
+    return r
+
+
 class FakeResidue:
     files = ["mm/slub.c"]
     results = []
@@ -158,6 +166,7 @@ def world(tmp_path, monkeypatch):
                         lambda ap: _nullcheck(tmp_path, finding=plant.get("nullcheck", False)))
     monkeypatch.setattr(pipeline, "checkpatch_series",
                         lambda ap: _checkpatch(tmp_path, error=plant.get("checkpatch", False)))
+    monkeypatch.setattr(pipeline, "messages_series", lambda ap: _messages(plant.get("messages")))
     monkeypatch.setattr(LY, "check", lambda *a, **k: _layout(tmp_path, fail=plant.get("layout", False)))
     monkeypatch.setattr(pipeline, "record_verify", lambda *a: None)
     src = type("Src", (), {"version": "5.10", "source_id": "linux-source-5.10_test",
@@ -180,7 +189,7 @@ def test_all_checks_pass_and_every_figure_is_printed(world, capsys):
     out = capsys.readouterr().out
     summary = out[out.index("==== verify:"):]
     assert r.ok and r.gates.ok and summary.rstrip().splitlines()[-1].startswith("verify: PASS")
-    for needle in ("checkpatch ok", "nullcheck ok", "builds ok", "per-patch ok", "field-users ok", "residue ok",
+    for needle in ("checkpatch ok", "messages ok", "nullcheck ok", "builds ok", "per-patch ok", "field-users ok", "residue ok",
                    "layout ok", "compiled-lines ok",
                    "compiled lines: 3 of 3 changed code lines compiled by a build "
                    "(slub, slab, kasan), 0 allowed not to be, 0 NOT compiled",
@@ -208,6 +217,9 @@ def test_all_checks_pass_and_every_figure_is_printed(world, capsys):
 @pytest.mark.parametrize("plant, named", [
     ({"checkpatch": True}, "0002-mm-Two.patch: 1 checkpatch error(s): TRAILING_WHITESPACE"),
     ({"layout": True}, "[layout] [layout-i386] assert failed: SLAB_MATCH(flags, flags)"),
+    ({"messages": True}, "[messages] 0002-mm-Two.patch: the message names alloc_slab_page() "
+                         "(line 3: \"We can cast directly in alloc_slab_page()\"), which the "
+                         "patch does not touch"),
     ({"nullcheck": True}, "[nullcheck] patch 0002 (mm: Two): mm/slub.c:1829: "
                           "page_slab(allocate_slab(...)) on a value that can be NULL"),
     ({"sparse": "slab"}, "[slab] 1 new sparse warning(s)"),
@@ -248,6 +260,7 @@ def test_a_check_not_asked_for_is_listed_as_not_run(world, capsys):
     assert r.ok
     st = r.gates.status()
     assert st["layout"].startswith("not run") and st["checkpatch"].startswith("not run")
+    assert st["messages"] == "not run: not asked for"
     assert st["per-patch"] == "not run: --bisect-configs none"
     assert st["compiled-lines"] == "not run: not asked for"
     assert "layout not run" in out and "per-patch builds: --bisect-configs none" in out

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-CHECKS = ("checkpatch", "nullcheck", "builds", "per-patch", "object-code", "runtime",
+CHECKS = ("checkpatch", "messages", "nullcheck", "builds", "per-patch", "object-code", "runtime",
           "compiled-lines", "field-users", "residue", "layout")
 
 
@@ -61,6 +61,7 @@ class Gates:
     layout: Optional[object] = None                # verify.layout.LayoutResult
     checkpatch: Optional[object] = None            # verify.checkpatch.CheckpatchResult
     nullcheck: Optional[object] = None             # verify.nullcheck.NullcheckResult
+    messages: Optional[object] = None              # verify.messages.MessagesResult
     not_run: dict = field(default_factory=dict)    # check -> why
     problems: list = field(default_factory=list)
     seconds: float = 0.0
@@ -82,6 +83,8 @@ class Gates:
                 out[name] = st(self.checkpatch is not None and self.checkpatch.ok)
             elif name == "nullcheck":
                 out[name] = st(self.nullcheck is not None and self.nullcheck.ok)
+            elif name == "messages":
+                out[name] = st(self.messages is not None and self.messages.ok)
             elif name == "builds":
                 out[name] = st(bool(self.builds) and all(_build_ok(b) for b in self.builds))
             elif name == "per-patch":
@@ -112,7 +115,10 @@ class Gates:
         L = [f"==== verify: Linux {self.kernel} ({self.source}), {self.patches} patches: "
              f"{'PASS' if self.ok else 'FAIL'} ({_fmt(self.seconds)}) ===="]
         L.append("  " + "; ".join(f"{k} {v}" for k, v in self.status().items()))
-        L += self._checkpatch_lines() + self._nullcheck_lines()
+        L += self._checkpatch_lines()
+        L += ([self.messages.summary()] if self.messages is not None
+              else [f"messages: {self.not_run.get('messages', 'not run')}"])
+        L += self._nullcheck_lines()
         L += self._build_lines() + self._bisect_lines()
         L += self._compiled_lines()
         L += self._field_user_lines() + self._residue_lines() + self._layout_lines()
@@ -259,6 +265,7 @@ class Gates:
             "status": self.status(), "problems": self.problems, "not_run": self.not_run,
             "checkpatch": d(self.checkpatch),
             "nullcheck": d(self.nullcheck),
+            "messages": d(self.messages),
             "builds": {b.config: dict(b.to_dict(), sparse_per_file=[
                 {"file": f, "baseline": n0, "patched": n1, "new": new}
                 for f, n0, n1, new in sparse_per_file(b.sparse)]) for b in self.builds},
