@@ -18,6 +18,12 @@
   line with tabs and then spaces, 8 spaces or more of them), and a comma
   is followed by a space (5.10 writes `df.cnt,_RET_IP_` in one call; a
   line Coccinelle printed anew is checkpatch's business again).
+- A statement whose identifiers were only renamed keeps the line breaks it
+  had (up to 100 columns, checkpatch's limit), instead of Coccinelle's.
+- The continuation lines of a changed line that leaves a parenthesis open
+  are aligned with it (checkpatch --strict's PARENTHESIS_ALIGNMENT), filled
+  again at their commas where that would pass 80 columns; and a changed
+  line of a macro keeps its backslash in its neighbours' column.
 """
 from __future__ import annotations
 
@@ -176,6 +182,51 @@ def _comma_space(line: str) -> str:
     return "".join(out)
 
 
+# Where a step only renamed (sp -> slab, struct page -> struct slab), a
+# statement keeps the line breaks it had, up to checkpatch's own limit (100
+# columns since Linux 5.7): a renamed for header that was 80 columns wide
+# must not be split.
+KEEP_BREAKS_LIMIT = 100
+_TOKEN = re.compile(r'"(?:\\.|[^"\\])*"|\'(?:\\.|[^\'\\])*\'|\w+|->|\+\+|--|<<=|>>=|&&|\|\|'
+                    r"|[<>=!+\-*/%&|^]=|<<|>>|\S")
+
+
+def _restore_breaks(old: list[str], new: list[str]) -> list[str] | None:
+    """`new` broken where `old` was, when `new` is `old` with identifiers
+    renamed only (the same tokens but for identifiers) and each line fits
+    in KEEP_BREAKS_LIMIT columns; else None.  Comments and preprocessor
+    lines are never rearranged."""
+    if any(l.lstrip().startswith(("#", "/*", "*", "//")) or "/*" in l or "//" in l
+           for l in old + new):
+        return None
+    old_toks = [_TOKEN.findall(l) for l in old]
+    flat_old = [t for ts in old_toks for t in ts]
+    joined = ""
+    for l in new:
+        body = l.strip()
+        if joined and body:
+            joined += "" if joined.endswith(("(", "[")) else " "
+        joined += body
+    spans = [(m.start(), m.end()) for m in _TOKEN.finditer(joined)]
+    flat_new = [joined[a:b] for a, b in spans]
+    if len(flat_new) != len(flat_old) or not flat_old:
+        return None
+    for a, b in zip(flat_old, flat_new):
+        if a != b and not (re.fullmatch(r"[A-Za-z_]\w*", a) and re.fullmatch(r"[A-Za-z_]\w*", b)):
+            return None
+    out, k = [], 0
+    for line, ts in zip(old, old_toks):
+        if not ts:
+            return None
+        lead = line[:len(line) - len(line.lstrip(" \t"))]
+        text = lead + joined[spans[k][0]:spans[k + len(ts) - 1][1]] + "\n"
+        if _width(text) > KEEP_BREAKS_LIMIT:
+            return None
+        out.append(text)
+        k += len(ts)
+    return out
+
+
 def _join_block(lines: list[str], limit: int) -> list[str]:
     """Join continuation lines onto a line ending in ',' or '(' while the
     result fits in `limit` columns."""
@@ -213,6 +264,192 @@ def _join_decls(block: list[str]) -> list[str]:
     return out
 
 
+def _last_open_paren(line: str) -> int:
+    """The display column (tabs to 8) just after the last '(' of `line`
+    that the line does not close, or -1 (string and character literals and
+    comments are skipped)."""
+    stack: list[int] = []
+    col, i, n, quote = 0, 0, len(line), ""
+    while i < n:
+        c = line[i]
+        if quote:
+            if c == "\\" and i + 1 < n:
+                col += 1
+                i += 1
+            elif c == quote:
+                quote = ""
+        elif c in "\"'":
+            quote = c
+        elif line.startswith("//", i):
+            break
+        elif line.startswith("/*", i):
+            end = line.find("*/", i + 2)
+            if end < 0:
+                break
+            col += end + 2 - i
+            i = end + 2
+            continue
+        elif c == "(":
+            stack.append(col + 1)
+        elif c == ")" and stack:
+            stack.pop()
+        col = (col // 8 + 1) * 8 if c == "\t" else col + 1
+        i += 1
+    return stack[-1] if stack else -1
+
+
+def _paren_delta(line: str) -> int:
+    """'(' minus ')' in `line`, outside literals and comments."""
+    n, i, quote = 0, 0, ""
+    while i < len(line):
+        c = line[i]
+        if quote:
+            if c == "\\":
+                i += 1
+            elif c == quote:
+                quote = ""
+        elif c in "\"'":
+            quote = c
+        elif line.startswith("//", i):
+            break
+        elif line.startswith("/*", i):
+            end = line.find("*/", i + 2)
+            if end < 0:
+                break
+            i = end + 1
+        elif c == "(":
+            n += 1
+        elif c == ")":
+            n -= 1
+        i += 1
+    return n
+
+
+_CONTINUES = re.compile(r"(?:,|&&|\|\|)\s*(?:/\*.*\*/\s*)?$")
+
+
+def _split_top_commas(text: str) -> list[str]:
+    """`text` cut after each comma outside parentheses, brackets and
+    literals; each piece stripped."""
+    items, depth, quote, cur = [], 0, "", []
+    for i, c in enumerate(text):
+        cur.append(c)
+        if quote:
+            if c == quote and text[i - 1] != "\\":
+                quote = ""
+        elif c in "\"'":
+            quote = c
+        elif c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+        elif c == "," and depth == 0:
+            items.append("".join(cur).strip())
+            cur = []
+    if "".join(cur).strip():
+        items.append("".join(cur).strip())
+    return items
+
+
+def _fill(items: list[str], col: int, limit: int) -> list[str] | None:
+    """`items` joined with spaces into lines indented to `col` (tabs, then
+    spaces), as many on a line as fit in `limit`; None if one alone does not."""
+    lead = "\t" * (col // 8) + " " * (col % 8)
+    lines: list[str] = []
+    for it in items:
+        if lines and _width(lines[-1] + " " + it) <= limit:
+            lines[-1] += " " + it
+        elif _width(lead + it) <= limit:
+            lines.append(lead + it)
+        else:
+            return None
+    return [ln + "\n" for ln in lines]
+
+
+def _align_continuations(lines: list[str], changed: set[int], limit: int) -> list[str]:
+    """The lines after a changed line that leaves a parenthesis open at a
+    ',', '&&' or '||' (a call's arguments, a signature's parameters, a
+    condition), up to the line that closes it, aligned with the column
+    after that parenthesis, as checkpatch --strict wants (tabs, then fewer
+    than 8 spaces).  Only where the opening line changed: a conversion that
+    changed a line's length moves its continuation lines with it; other
+    code keeps its own style.  Where an aligned line would pass `limit`
+    columns, the continuation's items (cut at its top-level commas) are
+    filled again at the new column; if one item alone does not fit, the
+    lines stay as they are."""
+    out = list(lines)
+    for j in sorted(changed, reverse=True):       # from the end: a refill changes the count
+        if j >= len(out) or out[j].lstrip().startswith(("#", "*", "/*", "//")):
+            continue
+        head = out[j].rstrip("\n")
+        col = _last_open_paren(head)
+        if col < 0 or not _CONTINUES.search(head):
+            continue
+        k, group, depth = j + 1, [], 1
+        while k < len(out):
+            body = out[k].lstrip(" \t")
+            if not body.strip() or body.startswith(("#", "{", "}")):
+                group = []
+                break
+            group.append(body.rstrip("\n"))
+            depth += _paren_delta(body)
+            if depth <= 0:                         # the parenthesis closes here
+                break
+            if depth > 1:                          # a nested one stays open: its own layout
+                group = []
+                break
+            k += 1
+        else:
+            group = []
+        if not group:
+            continue
+        aligned = ["\t" * (col // 8) + " " * (col % 8) + g + "\n" for g in group]
+        if any(_width(a) > limit for a in aligned):
+            aligned = _fill(_split_top_commas(" ".join(group)), col, limit)
+            if aligned is None:
+                continue
+        out[j + 1:j + 1 + len(group)] = aligned
+    return out
+
+
+def _pad_to(text: str, col: int) -> str | None:
+    """`text` padded with tabs (then spaces) so that what follows starts at
+    display column `col`; None if it is already past it."""
+    w = _width(text)
+    if w >= col:
+        return None
+    pad = ""
+    while (w // 8 + 1) * 8 <= col:
+        pad += "\t"
+        w = (w // 8 + 1) * 8
+    return text + pad + " " * (col - w)
+
+
+def _backslash_column(lines: list[str], changed: set[int]) -> list[str]:
+    """A changed line of a macro keeps its continuation backslash in the
+    column of its unchanged neighbours' backslashes."""
+    out = list(lines)
+
+    def col_of(i):
+        body = out[i].rstrip("\n")
+        if not body.endswith("\\") or i in changed:
+            return None
+        return _width(body[:-1])
+
+    for j in sorted(changed):
+        body = out[j].rstrip("\n") if j < len(out) else ""
+        if not body.endswith("\\"):
+            continue
+        near = [c for c in (col_of(k) for k in (j - 1, j + 1, j - 2, j + 2)
+                            if 0 <= k < len(out)) if c is not None]
+        if not near or _width(body[:-1]) == near[0]:
+            continue
+        padded = _pad_to(body[:-1].rstrip(" \t"), near[0])
+        if padded is not None:
+            out[j] = padded + "\\\n"
+    return out
+
+
 def reflow(before: str, after: str, limit: int = 80) -> str:
     """`after` with the cast spacing and the broken argument lists of the
     lines that differ from `before` put right (see the module's doc)."""
@@ -229,6 +466,7 @@ def reflow(before: str, after: str, limit: int = 80) -> str:
             regions[-1][2], regions[-1][4] = i2, j2
         else:
             regions.append(["changed", i1, i2, j1, j2])
+    changed: set[int] = set()
     for tag, i1, i2, j1, j2 in regions:
         block = new[j1:j2]
         if tag == "changed":
@@ -237,8 +475,10 @@ def reflow(before: str, after: str, limit: int = 80) -> str:
                      _comma_space(_tab_indent(_CAST_SPACE.sub(r"\1", l)))
                      for l in block]
             if i2 > i1 and (j2 - j1) > (i2 - i1):
-                block = _join_block(block, limit)
+                kept = _restore_breaks(old[i1:i2], block)
+                block = kept if kept is not None else _join_block(block, limit)
             if any(_MULTI_DECL.match(l) for l in old[i1:i2]):
                 block = _join_decls(block)
+            changed.update(range(len(out), len(out) + len(block)))
         out.extend(block)
-    return "".join(out)
+    return "".join(_backslash_column(_align_continuations(out, changed, limit), changed))

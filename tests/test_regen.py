@@ -993,3 +993,51 @@ def test_regenerating_the_committed_series_keeps_its_identity(tmp_path, monkeypa
     (other / "SOURCE").write_text("identity: slabconv <slabconv@localhost>\n")
     assert committed_identity(other) is None
     assert committed_identity(paths.GENERATED / "9.99") is None
+
+
+def test_continuation_lines_follow_a_changed_opening_line():
+    """checkpatch --strict's PARENTHESIS_ALIGNMENT: the lines after a changed
+    line that leaves a parenthesis open are aligned with it, and filled again
+    at their commas where the aligned line would pass 80 columns; code whose
+    opening line did not change keeps its own style."""
+    old = ("static void deactivate_slab(struct kmem_cache *s, struct page *page,\n"
+           "\t\t\t\tvoid *freelist, struct kmem_cache_cpu *c)\n{\n"
+           "\tfoo(a,\n\t\tb);\n}\n"
+           "static inline unsigned int slab_order(unsigned int size,\n"
+           "\t\tunsigned int min_objects, unsigned int max_order,\n"
+           "\t\tunsigned int fract_leftover)\n{\n}\n")
+    new = (old.replace("struct page *page,", "struct slab *slab,")
+              .replace("int slab_order(", "int calc_slab_order("))
+    out = tidy.reflow(old, new)
+    assert ("static void deactivate_slab(struct kmem_cache *s, struct slab *slab,\n"
+            "\t\t\t    void *freelist, struct kmem_cache_cpu *c)\n") in out
+    assert "\tfoo(a,\n\t\tb);\n" in out                      # not changed: left alone
+    assert ("static inline unsigned int calc_slab_order(unsigned int size,\n"
+            "\t\t\t\t\t   unsigned int min_objects,\n"
+            "\t\t\t\t\t   unsigned int max_order,\n"
+            "\t\t\t\t\t   unsigned int fract_leftover)\n") in out
+    assert all(len(ln.expandtabs(8)) <= 80 for ln in out.splitlines())
+
+
+def test_a_renamed_statement_keeps_its_line_breaks():
+    """Coccinelle breaks a line that a rename made longer than 80 columns; a
+    statement that only had identifiers renamed gets its own breaks back (up
+    to checkpatch's 100 columns), one with new tokens is joined to 80."""
+    old = "\tfor (prev = NULL, cur = sp->freelist; ; prev = cur, cur = slob_next(cur)) {\n"
+    new = ("\tfor (prev = NULL, cur = slab->freelist; ; prev = cur,\n"
+           "\t     cur = slob_next(cur)) {\n")
+    assert tidy.reflow(old, new) == (
+        "\tfor (prev = NULL, cur = slab->freelist; ; prev = cur, cur = slob_next(cur)) {\n")
+    two = "\tx = f(a, page,\n\t      c);\n"
+    assert tidy.reflow(two, "\tx = f(a,\n\t      slab,\n\t      c);\n") == "\tx = f(a, slab,\n\t      c);\n"
+
+
+def test_a_changed_macro_line_keeps_the_backslash_column():
+    old = ("#define DEFINE_FREE_PT_FN(LVL, FN)\t\t\t\t\t\t\\\n"
+           "static struct page *free_pt_##LVL (unsigned long __pt, struct page *freelist)\t\\\n"
+           "{\t\t\t\t\t\t\t\t\t\t\\\n")
+    new = old.replace("struct page *free_pt_##LVL (unsigned long __pt, struct page *freelist)",
+                      "void free_pt_##LVL (unsigned long __pt, struct list_head *list)")
+    out = tidy.reflow(old, new).splitlines()
+    assert out[1].startswith("static void free_pt_##LVL (unsigned long __pt, struct list_head *list)\t")
+    assert {len(ln[:-1].expandtabs(8)) for ln in out} == {80}
