@@ -8,8 +8,12 @@ for the i386 guest's busybox alike (boot/busybox.py gets it through
 fetch.get_deb).  Two layers of retries:
 
   * apt's own, inside one apt-get run: ``Acquire::Retries=APT_RETRIES``
-    (a file that fails on a connection error or an HTTP error is fetched
-    again, apt waiting 1, 2, 4 s between);
+    (a file that fails on a connection error or an HTTP error such as 503
+    is fetched again at once; ``Acquire::Retries::Delay=false`` because
+    apt 2.6.1's delayed retry stalls the whole `apt-get update` when
+    another index of the same host is in flight: no request for 150 s on
+    the loopback mirror of tests/fakemirror.py, and deb.debian.org serves
+    bookworm and bookworm-security from one host);
   * ours, around the whole apt-get run (call()): TRIES tries, PAUSE
     seconds before the second, doubled each time (15, 30, 60 s: 105 s in
     all).  A mirror in the middle of a sync serves an index that does not
@@ -94,7 +98,8 @@ def pauses() -> list[float]:
 
 def apt_options() -> list[str]:
     """apt's own retries, for every apt-get run that goes to the network."""
-    return ["-o", f"Acquire::Retries={_env_number('SLABCONV_APT_RETRIES', APT_RETRIES, int)}"]
+    return ["-o", f"Acquire::Retries={_env_number('SLABCONV_APT_RETRIES', APT_RETRIES, int)}",
+            "-o", "Acquire::Retries::Delay=false"]
 
 
 def forbid(why: str) -> None:
