@@ -295,3 +295,33 @@ def test_apt_retries_a_failed_request_itself(world, archive, capsys, monkeypatch
         fetch.get_tree("5.10", deb_version=DEBV)
     assert retries(capsys.readouterr().err) == []
     assert m.requests[0] in m.requests[1:]          # apt asked again for the same file
+
+
+# -- the commands fetch first ------------------------------------------------------
+class Stop(Exception):
+    pass
+
+
+@pytest.mark.parametrize("argv,boots", [
+    (["all"], {"slub", "slab", "slob", "slub-i386"}),
+    (["boot", "--config", "+kasan"], {"slub", "slab", "slob", "slub-i386", "kasan"}),
+    (["verify", "--runtime-configs", "slub"], {"slub"}),
+    (["reference", "--config", "slub-i386"], {"slub-i386"}),
+])
+def test_a_run_fetches_everything_before_anything_else(argv, boots, monkeypatch):
+    """The first thing a command does is prefetch.inputs() with every
+    configuration it will boot; nothing runs before it."""
+    from slabconv import cli as slabconv_cli, pipeline  # noqa: F401
+    from regen import series
+    seen = []
+
+    def inputs(version, tree, deb_version, boot_configs=()):
+        seen.append(set(boot_configs))
+        raise Stop()
+    monkeypatch.setattr(prefetch, "inputs", inputs)
+    monkeypatch.setattr(series, "regenerate", lambda *a, **k: pytest.fail("regen first"))
+    with pytest.raises(Stop):
+        args = slabconv_cli.build_parser().parse_args(argv)
+        args.func(args)
+    assert seen and boots <= seen[0]
+    assert ("i386" in prefetch.guest_arches(seen[0])) == ("slub-i386" in boots)
