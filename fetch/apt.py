@@ -208,9 +208,9 @@ class AptRepo:
             return []
         s = self.state
         arch = self.suite.arch
-        foreign = ([] if not arch else
-                   ["-o", f"APT::Architecture={arch}", "-o", f"APT::Architectures={arch}",
-                    "-o", "Dir::State::status=/dev/null"])
+        foreign = [] if not arch else [             # the system's dpkg status is not read
+            "-o", f"APT::Architecture={arch}", "-o", f"APT::Architectures={arch}",
+            "-o", "Dir::State::status=/dev/null"]
         return foreign + ["-c", str(s / "apt.conf"),
                 "-o", f"Dir::Etc::sourcelist={s / 'sources.list'}",
                 "-o", "Dir::Etc::sourceparts=/dev/null",
@@ -294,7 +294,8 @@ class AptRepo:
             if os.geteuid() != 0:
                 raise FetchError("the system apt lists do not know the wanted package "
                                  "and only root can refresh them; run "
-                                 "'sudo apt-get update' and retry", network=True)
+                                 "'sudo apt-get update' and retry", network=True,
+                                 transient=False)
             self._update()
 
     def _where(self) -> str:

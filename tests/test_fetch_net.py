@@ -325,3 +325,14 @@ def test_a_run_fetches_everything_before_anything_else(argv, boots, monkeypatch)
         args.func(args)
     assert seen and boots <= seen[0]
     assert ("i386" in prefetch.guest_arches(seen[0])) == ("slub-i386" in boots)
+
+
+def test_the_i386_busybox_state_is_bookworm_main_for_i386(monkeypatch, tmp_path):
+    monkeypatch.setenv("SLABCONV_CACHE", str(tmp_path / "cache"))
+    s = suites.Suite(busybox.FOREIGN["i386"][0])
+    assert s.private and s.arch == "i386"
+    assert [line.split()[-3:] for line in s.sources] == \
+        [["http://deb.debian.org/debian", "bookworm", "main"]]
+    opts = " ".join(fetch.apt.AptRepo(s).options())
+    assert "APT::Architecture=i386" in opts and "Dir::State::status=/dev/null" in opts
+    assert s not in suites.all_suites()          # not a kernel source state
