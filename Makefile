@@ -36,8 +36,8 @@ help: ## list the targets
 deps: ## install the Debian packages that are missing (apt)
 	@sh scripts/install-deps.sh
 
-fetch: deps ## fetch and unpack linux-source-KERNEL into the cache
-	$(SLABCONV) fetch $(KERNEL)
+fetch: deps ## every download a run needs, into the cache: linux-source-KERNEL (unpacked), the i386 guest's busybox
+	$(SLABCONV) fetch $(KERNEL) $(if $(TREE),--tree $(TREE))
 
 regen: deps ## regenerate the series into generated-patches/KERNEL/ (PREFIX="RFC PATCH 5.10", REROLL=2)
 	$(SLABCONV) regen $(SRC_ARGS) $(if $(PREFIX),--subject-prefix "$(PREFIX)") $(if $(REROLL),--reroll-count $(REROLL))

@@ -4,13 +4,17 @@
     tree = fetch.get_tree("5.10", deb_version="5.10.259-1")
     tree.path  # .../src/5.10/5.10.262-1/linux-source-5.10
     python3 -m fetch 5.10                              # prints tree.path
+    deb = fetch.get_deb("bookworm-i386", "busybox-static")   # any package: a verified .deb
 
 Modules: suites (version -> apt suite table), apt (private/system apt
 access), debcache (verified .deb files), unpack (atomic unpack, markers,
-read-only trees), debver (Debian version ordering), lock (flock).
+read-only trees), debver (Debian version ordering), lock (flock), net
+(retries with backoff, the advice after the last try, the no-network
+guard of a run that has started building).
 """
 from __future__ import annotations
 
+import contextlib
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,12 +23,12 @@ from typing import Callable
 from slabconv.log import SlabconvError, info
 from slabconv.proc import require_tool
 
-from . import apt, debcache, suites, unpack
+from . import apt, debcache, net, suites, unpack
 from .apt import DebInfo, FetchError, Repo
 from .lock import locked
 from .suites import Suite, package_name
 
-__all__ = ["Tree", "get_tree", "offered_versions", "deb_versions", "FetchError"]
+__all__ = ["Tree", "get_tree", "get_deb", "offered_versions", "deb_versions", "FetchError"]
 
 RepoFactory = Callable[[Suite], Repo]
 
@@ -68,7 +72,8 @@ def get_tree(version: str, *, deb_version: str | None = None,
             return _reuse(tree, version, deb_version)
 
     repo = _repo_for(version, factory)     # unknown versions fail before touching the cache
-    with locked(unpack.version_dir(version) / ".lock", f"the {version} source cache"):
+    with locked(unpack.version_dir(version) / ".lock", f"the {version} source cache"), \
+            _naming(package_name(version), repo):
         if deb_version is not None:
             tree = unpack.tree_path(version, deb_version)
             if unpack.is_complete(tree, deb_version):
@@ -76,6 +81,54 @@ def get_tree(version: str, *, deb_version: str | None = None,
         if deb_version is not None:
             return _fetch_exact(repo, version, deb_version)
         return _fetch_candidate(repo, version, factory)
+
+
+def get_deb(state: str, package: str, *, version: str | None = None,
+            repo_factory: RepoFactory | None = None) -> tuple[Path, DebInfo]:
+    """A verified .deb of package from the apt state `state` (a name of
+    fetch/suites.py), cached in apt/<state>/debs/ with its size and SHA256
+    from apt's index; version None: apt's candidate.  With a cached .deb of
+    that version, no download.  FetchError (exit 4) names the package, the
+    suites and what to do."""
+    repo = (repo_factory or apt.open_repo)(Suite(state))
+    with locked(repo.debs_dir() / ".lock", f"the {state} .deb cache"), _naming(package, repo):
+        repo.refresh()                       # private lists missing or > 1 day old
+        if version is None:
+            version = repo.candidate(package)
+            if version is None:
+                info("fetch", f"apt has no candidate for {package}; refreshing lists")
+                repo.refresh(force=True)
+                version = repo.candidate(package)
+            if version is None:
+                raise _missing(repo, package, "has no candidate")
+        want = _resolve(repo, package, version)
+        return debcache.obtain(repo, want), want
+
+
+@contextlib.contextmanager
+def _naming(package: str, repo: Repo):
+    """A FetchError of the network or of a mirror (transient) gets the package,
+    the suites and what to do."""
+    try:
+        yield
+    except FetchError as e:
+        if not e.transient or getattr(e, "named", False):
+            raise
+        err = FetchError(f"cannot fetch {package} from {repo.suite.describe()}: {e}\n"
+                         f"{net.ADVICE}", network=e.network, transient=True)
+        err.named = True
+        raise err from e
+
+
+def _missing(repo: Repo, package: str, what: str) -> SlabconvError:
+    """package is not in the lists: a FetchError naming the suites whose
+    index could not be had, if any (the package may be there)."""
+    broken = sorted(getattr(repo, "broken", ()) or ())
+    if broken:
+        return FetchError(f"{package} {what} in the indexes apt could get, and the index "
+                          f"of {', '.join(broken)} failed (mirror sync?)", network=True,
+                          transient=True)
+    return SlabconvError(f"{package} {what} in {repo.suite.describe()}", 2)
 
 
 def _reuse(tree: Path, version: str, deb_version: str) -> Tree:
@@ -102,20 +155,21 @@ def _repo_for(version: str, factory: RepoFactory) -> Repo:
 
 def _fetch_exact(repo: Repo, version: str, deb_version: str) -> Tree:
     unpack.discard_partial(version, deb_version)
-    want = _resolve(repo, version, deb_version)
+    want = _resolve(repo, package_name(version), deb_version)
     deb = debcache.obtain(repo, want)
     path = unpack.unpack(deb, version, deb_version, want.sha256)
     return Tree(path, version, deb_version)
 
 
-def _resolve(repo: Repo, version: str, deb_version: str) -> DebInfo:
-    """Size/SHA256 of package=deb_version: apt index, else our record, else refresh."""
-    pkg = package_name(version)
+def _resolve(repo: Repo, pkg: str, deb_version: str) -> DebInfo:
+    """Size/SHA256 of pkg=deb_version: apt index, else our record, else refresh."""
     want = repo.info(pkg, deb_version) or debcache.recorded_info(repo, pkg, deb_version)
     if want is None:
         info("fetch", f"{pkg}={deb_version} not in the apt lists; refreshing them")
         repo.refresh(force=True)
         want = repo.info(pkg, deb_version)
+    if want is None and getattr(repo, "broken", None):
+        raise _missing(repo, pkg, f"has no version {deb_version}")
     if want is None:
         offered = repo.versions(pkg)
         raise SlabconvError(f"{pkg} has no version {deb_version}; apt offers: "
@@ -132,6 +186,8 @@ def _fetch_candidate(repo: Repo, version: str, factory: RepoFactory) -> Tree:
             info("fetch", f"apt has no candidate for {pkg}; refreshing lists")
             repo.refresh(force=True)
             cand = repo.candidate(pkg)
+        if cand is None and getattr(repo, "broken", None):
+            raise _missing(repo, pkg, "has no candidate")
         if cand is None:
             raise _unknown_version(version, factory)
         info("fetch", f"{pkg} candidate: {cand}")

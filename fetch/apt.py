@@ -33,7 +33,9 @@ from slabconv import paths
 from slabconv.log import SlabconvError, info
 from slabconv.proc import require_tool
 
+from . import net
 from .lock import locked
+from .net import FetchError
 from .suites import SYSTEM, Suite
 
 MAX_LIST_AGE = 24 * 3600          # refresh private lists older than a day
@@ -54,19 +56,12 @@ _NET_FAIL_RE = re.compile(r"^(W|E|Err): .*(Failed to fetch|Some index files fail
                           r"Unable to connect|Connection failed|Hash Sum mismatch|"
                           r"File has unexpected size|is not signed|NO_PUBKEY|"
                           r"Release file .* is not valid)", re.M)
+# Not worth another try: a signature or a clock problem.
+_LASTING_RE = re.compile(r"is not signed|NO_PUBKEY|is not valid yet|EXPKEYSIG")
+# apt-get update's progress lines: "Get:4 URI SUITE/COMPONENT ARCH Packages"
+_ITEM_RE = re.compile(r"^(Hit|Get|Ign|Err):\d+ (\S+) ([^\s/]+)", re.M)
+_FAILED_URL_RE = re.compile(r"Failed to fetch (\S+?)/dists/([^/\s]+)/")
 _POLICY_VERSION_RE = re.compile(r"^\s+(?:\*\*\*\s+)?(\S+)\s+-?\d+$")
-
-
-class FetchError(SlabconvError):
-    """Download, integrity or network failure (exit code 4).
-
-    network is True when apt could not reach the archive (update/download
-    failed); get_tree then may fall back to a complete tree already cached.
-    """
-
-    def __init__(self, message: str, exit_code: int = 4, *, network: bool = False):
-        super().__init__(message, exit_code)
-        self.network = network
 
 
 @dataclass(frozen=True)
@@ -102,6 +97,24 @@ def _tail(text: str, n: int = 25) -> str:
 
 def _line_at(text: str, m: re.Match) -> str:
     return text[m.start():].splitlines()[0].strip()
+
+
+def index_failures(out: str) -> tuple[set[str], set[str]]:
+    """(suites apt-get update asked for, suites whose index failed), each
+    "URI SUITE" (e.g. "http://deb.debian.org/debian-security
+    bookworm-security"), from its output."""
+    seen: set[str] = set()
+    failed: set[str] = set()
+    for m in _ITEM_RE.finditer(out or ""):
+        key = f"{m.group(2).rstrip('/')} {m.group(3)}"
+        seen.add(key)
+        if m.group(1) == "Err":
+            failed.add(key)
+    for m in _FAILED_URL_RE.finditer(out or ""):
+        key = f"{m.group(1).rstrip('/')} {m.group(2)}"
+        seen.add(key)
+        failed.add(key)
+    return seen, failed
 
 
 def parse_policy(text: str) -> tuple[str | None, list[str]]:
@@ -159,6 +172,7 @@ class AptRepo:
     def __init__(self, suite: Suite):
         self.suite = suite
         self.state = paths.cache_dir("apt", suite.name)
+        self.broken: set[str] = set()   # suites whose index the last update could not get
 
     # -- layout -------------------------------------------------------------
     def debs_dir(self) -> Path:
@@ -193,7 +207,11 @@ class AptRepo:
         if not self.suite.private:
             return []
         s = self.state
-        return ["-c", str(s / "apt.conf"),
+        arch = self.suite.arch
+        foreign = [] if not arch else [             # the system's dpkg status is not read
+            "-o", f"APT::Architecture={arch}", "-o", f"APT::Architectures={arch}",
+            "-o", "Dir::State::status=/dev/null"]
+        return foreign + ["-c", str(s / "apt.conf"),
                 "-o", f"Dir::Etc::sourcelist={s / 'sources.list'}",
                 "-o", "Dir::Etc::sourceparts=/dev/null",
                 "-o", f"Dir::State::Lists={s / 'lists'}",
@@ -204,11 +222,11 @@ class AptRepo:
 
     # -- running apt --------------------------------------------------------
     def _run(self, tool: str, args: list[str], *, timeout: int, cwd=None,
-             ) -> subprocess.CompletedProcess:
+             network: bool = False) -> subprocess.CompletedProcess:
         exe = require_tool(tool, "apt")
         self._prepare()
         env = dict(os.environ, LC_ALL="C", LANG="C", DEBIAN_FRONTEND="noninteractive")
-        cmd = [exe, *self.options(), *args]
+        cmd = [exe, *self.options(), *(net.apt_options() if network else []), *args]
         try:
             return subprocess.run(cmd, cwd=cwd, env=env, timeout=timeout, text=True,
                                   errors="replace", stdout=subprocess.PIPE,
@@ -262,7 +280,7 @@ class AptRepo:
                 if not force and not self.is_stale():      # someone else just did it
                     return
                 try:
-                    self._update()
+                    complete = self._update()
                 except FetchError as e:
                     if not force and self.has_lists():
                         info("fetch", f"warning: could not refresh apt lists "
@@ -270,26 +288,53 @@ class AptRepo:
                                       f"{str(e).splitlines()[0]}")
                         return
                     raise
-                self._stamp.write_text(time.strftime("%Y-%m-%dT%H:%M:%S%z\n"))
+                if complete:
+                    self._stamp.write_text(time.strftime("%Y-%m-%dT%H:%M:%S%z\n"))
         else:
             if os.geteuid() != 0:
                 raise FetchError("the system apt lists do not know the wanted package "
                                  "and only root can refresh them; run "
-                                 "'sudo apt-get update' and retry", network=True)
+                                 "'sudo apt-get update' and retry", network=True,
+                                 transient=False)
             self._update()
 
-    def _update(self) -> None:
-        where = (f"private apt lists '{self.suite.name}' ({self._lists})"
-                 if self.suite.private else "system apt lists")
-        info("fetch", f"apt-get update: {where}")
+    def _where(self) -> str:
+        return (f"private apt lists '{self.suite.name}' ({self._lists})"
+                if self.suite.private else "system apt lists")
+
+    def _update(self) -> bool:
+        """apt-get update, retried (fetch/net.py).  True when every index came;
+        False when, after the last try, only some suites' indexes still fail
+        while the others came (their names are in self.broken; a package
+        found in the others is fetched; one only in a broken suite is an
+        error that names it).  Otherwise FetchError."""
+        self.broken = set()
+        try:
+            net.call(self._update_once, f"apt-get update of the {self._where()}")
+            return True
+        except FetchError as e:
+            last = e.__cause__ if isinstance(e.__cause__, FetchError) else e
+            ok, failed = getattr(last, "suites_ok", set()), getattr(last, "suites_failed", set())
+            if not (ok and failed and self.has_lists()):
+                raise
+            self.broken = failed
+            info("fetch", f"warning: the index of {', '.join(sorted(failed))} still fails "
+                          f"({str(e).splitlines()[0]}); going on with {', '.join(sorted(ok))}")
+            return False
+
+    def _update_once(self) -> None:
+        info("fetch", f"apt-get update: {self._where()}")
         t0 = time.monotonic()
-        cp = self._run("apt-get", ["-q", "update"], timeout=UPDATE_TIMEOUT)
+        cp = self._run("apt-get", ["-q", "update"], timeout=UPDATE_TIMEOUT, network=True)
         out = cp.stdout or ""
         bad = _NET_FAIL_RE.search(out)
         if cp.returncode != 0 or bad:
             why = _line_at(out, bad) if bad else f"exit {cp.returncode}"
-            raise FetchError(f"apt-get update of {where} failed: {why}\n{_tail(out)}",
-                             network=True)
+            e = FetchError(f"apt-get update of the {self._where()} failed: {why}\n{_tail(out)}",
+                           network=True, transient=not _LASTING_RE.search(out))
+            seen, failed = index_failures(out)
+            e.suites_failed, e.suites_ok = failed, seen - failed
+            raise e
         info("fetch", f"apt-get update done in {time.monotonic() - t0:.1f}s")
 
     # -- queries ------------------------------------------------------------
@@ -314,7 +359,7 @@ class AptRepo:
         lock = self.state / ".lock"
         with locked(lock):
             cp = self._run("apt-get", ["-q", "download", f"{package}={version}"],
-                           timeout=DOWNLOAD_TIMEOUT, cwd=workdir)
+                           timeout=DOWNLOAD_TIMEOUT, cwd=workdir, network=True)
         debs = sorted(workdir.glob("*.deb"))
         if cp.returncode != 0 or len(debs) != 1:
             bad = _NET_FAIL_RE.search(cp.stdout or "")

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from slabconv.log import info
 
+from . import net
 from .apt import DebInfo, FetchError, Repo
 
 
@@ -70,11 +71,12 @@ def _clean_leftovers(debs: Path, package: str) -> None:
 
 
 def obtain(repo: Repo, want: DebInfo) -> Path:
-    """A verified .deb for want: the cached one, or downloaded (retried once).
+    """A verified .deb for want: the cached one, or downloaded.
 
-    A cached file that does not match is deleted first.  A downloaded file
-    that does not match is deleted and downloaded again once; if that fails
-    too, FetchError (exit 4) explains what was expected.
+    A cached file that does not match is deleted first.  A download that
+    fails or does not match (deleted at once) is tried again with the
+    retries of fetch/net.py; after the last try FetchError (exit 4) says
+    what was expected.
     """
     debs = repo.debs_dir()
     dest = debs / want.filename
@@ -88,28 +90,19 @@ def obtain(repo: Repo, want: DebInfo) -> Path:
         info("fetch", f"cached {dest.name} is bad ({bad}); deleting it")
         dest.unlink()
 
-    last = ""
-    network = False
-    for attempt in (1, 2):
+    def download_and_check() -> Path:
         work = Path(tempfile.mkdtemp(prefix=f".download-{want.package}={want.version}-",
                                      dir=debs))
         try:
-            try:
-                got = repo.download(want.package, want.version, work)
-            except FetchError as e:
-                last, network = str(e), e.network
-            else:
-                bad = problem(got, want)
-                if bad is None:
-                    os.replace(got, dest)
-                    _record(repo, want)
-                    return dest
-                last, network = f"{got.name}: {bad}", False
-                got.unlink()                    # deleted; the next attempt starts afresh
-            if attempt == 1:
-                info("fetch", f"download of {want.package}={want.version} failed "
-                              f"({last.splitlines()[0]}); trying again")
+            got = repo.download(want.package, want.version, work)
+            bad = problem(got, want)
+            if bad is not None:
+                got.unlink()                    # deleted; the next try starts afresh
+                raise FetchError(f"{got.name}: {bad}", transient=True)
+            os.replace(got, dest)
+            _record(repo, want)
+            return dest
         finally:
             shutil.rmtree(work, ignore_errors=True)
-    raise FetchError(f"could not get a good {want.filename} after 2 attempts: {last}",
-                     network=network)
+
+    return net.call(download_and_check, f"the download of {want.package}={want.version}")

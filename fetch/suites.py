@@ -21,7 +21,17 @@ PRIVATE_SOURCES: dict[str, tuple[str, ...]] = {
         f"deb [signed-by={_KEYRING}] http://deb.debian.org/debian bullseye main",
         f"deb [signed-by={_KEYRING}] http://deb.debian.org/debian-security bullseye-security main",
     ),
+    # The i386 guest's busybox-static (boot/busybox.py): bookworm main only,
+    # which has this machine's version (1:1.35.0-4+deb12u1+b1, a point
+    # release); a fault of bookworm-security's index cannot stop it.
+    "bookworm-i386": (
+        f"deb [signed-by={_KEYRING}] http://deb.debian.org/debian bookworm main",
+    ),
 }
+
+# Private states of another architecture than the machine's: name -> Debian
+# architecture (APT::Architecture; the system's dpkg status is not read).
+ARCHITECTURES: dict[str, str] = {"bookworm-i386": "i386"}
 
 # Kernel version -> apt state that provides linux-source-<version>.
 VERSIONS: dict[str, str] = {
@@ -46,6 +56,19 @@ class Suite:
     def sources(self) -> tuple[str, ...]:
         return PRIVATE_SOURCES.get(self.name, ())
 
+    @property
+    def arch(self) -> str | None:
+        """The Debian architecture of a foreign-architecture state, else None."""
+        return ARCHITECTURES.get(self.name)
+
+    def describe(self) -> str:
+        """apt state 'NAME' (URI SUITE COMPONENT, ...), for messages."""
+        if not self.private:
+            return "the system's apt sources"
+        where = "; ".join(" ".join(w for w in line.split()[1:] if not w.startswith("["))
+                          for line in self.sources)
+        return f"apt state '{self.name}' ({where})"
+
 
 def is_version(version: str) -> bool:
     """True for strings shaped like a kernel major.minor ("5.10", "6.12")."""
@@ -63,9 +86,10 @@ def suite_for(version: str) -> Suite | None:
 
 
 def all_suites() -> list[Suite]:
-    """Every apt state slabconv may consult: private ones first, then the system."""
+    """Every apt state a kernel source may come from: private ones first, then
+    the system (not the foreign-architecture states of the guests' packages)."""
     names = list(dict.fromkeys([n for n in VERSIONS.values() if n != SYSTEM]
-                               + list(PRIVATE_SOURCES)))
+                               + [n for n in PRIVATE_SOURCES if n not in ARCHITECTURES]))
     return [Suite(n) for n in names] + [Suite(SYSTEM)]
 
 

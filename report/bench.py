@@ -97,7 +97,7 @@ def runtime_lines(figures: dict) -> str:
 def cmd_bench(args) -> int:
     from slabconv import pipeline
     import verify
-    src = pipeline._src(args)
+    src = pipeline._src(args, pipeline.BOOT_CONFIGS)
     figures: dict = {"kernel": src.version, "source": src.source_id}
 
     warm = _regen_once(src)                   # warm-up: the baseline work tree exists after it

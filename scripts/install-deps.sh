@@ -23,7 +23,11 @@ if [ "$(id -u)" -ne 0 ]; then
 	fi
 fi
 export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -q >&2 || { echo "[deps] error: apt-get update failed" >&2; exit 4; }
+# apt's own retries (as fetch/net.py's APT_RETRIES); the retried, backed-off
+# downloads of a run are slabconv's (fetch/net.py), which needs python3 first.
+RETRIES="-o Acquire::Retries=3 -o Acquire::Retries::Delay=false"
 # shellcheck disable=SC2086
-$SUDO apt-get install -y -q --no-install-recommends $missing >&2 || {
+$SUDO apt-get $RETRIES update -q >&2 || { echo "[deps] error: apt-get update failed" >&2; exit 4; }
+# shellcheck disable=SC2086
+$SUDO apt-get $RETRIES install -y -q --no-install-recommends $missing >&2 || {
 	echo "[deps] error: apt-get install failed for:$missing" >&2; exit 4; }

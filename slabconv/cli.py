@@ -20,21 +20,23 @@ def _common(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_fetch(args) -> int:
+    """Everything a run needs (slabconv/prefetch.py): prints the tree's path."""
     import fetch
+    from . import prefetch
     if args.list:
         print("\n".join(fetch.offered_versions()))
         return 0
-    got = fetch.get_tree(args.version or paths.DEFAULT_KERNEL, deb_version=args.deb_version)
-    print(got.path)
+    print(prefetch.everything(args.version, args.tree, args.deb_version).tree)
     return 0
 
 
-def do_regen(args):
+def do_regen(args, src=None):
     import os
     from regen import series, worktree
     from .pipeline import series_dir
     from .source import committed_identity, resolve
-    src = resolve(args.kernel, args.tree, args.deb_version)
+    if src is None:
+        src = resolve(args.kernel, args.tree, args.deb_version)
     out = series_dir(src, args.output)
     # the committed series keeps its identity unless $SLABCONV_IDENTITY says otherwise
     kept = None if os.environ.get("SLABCONV_IDENTITY") else committed_identity(out)
@@ -73,9 +75,13 @@ def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="slabconv", description=__doc__)
     sub = ap.add_subparsers(dest="cmd", required=True)
 
-    p = sub.add_parser("fetch", help="fetch and unpack a packaged kernel source")
-    p.add_argument("version", nargs="?")
-    p.add_argument("--deb-version", default=None)
+    p = sub.add_parser("fetch", help="fetch everything a run needs: the kernel source "
+                       "(unpacked into the cache) and the i386 guest's busybox")
+    p.add_argument("version", nargs="?", help=f"kernel version (default {paths.DEFAULT_KERNEL})")
+    p.add_argument("--tree", default=None, help="your kernel tree: only the other downloads")
+    p.add_argument("--deb-version", default=None,
+                   help="package version (default: the one the committed series was "
+                        "generated from, as every command; 'latest' for apt's candidate)")
     p.add_argument("--list", action="store_true", help="list the versions apt offers")
     p.set_defaults(func=cmd_fetch)
 

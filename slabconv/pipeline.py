@@ -447,8 +447,8 @@ def residue_summary(ap: Applied, limit: int = 10):
     return rr
 
 
-def _applied(args) -> Applied:
-    src = _src(args)
+def _applied(args, boot_configs=()) -> Applied:
+    src = _src(args, boot_configs)
     return apply_series(src, series_dir(src, args.output))
 
 
@@ -659,8 +659,11 @@ def boot_all(vr, run_name: str = "matrix", jobs: int = BOOT_JOBS) -> dict:
     return out
 
 
-def _src(args) -> Source:
-    return resolve(args.kernel, args.tree, args.deb_version)
+def _src(args, boot_configs=()) -> Source:
+    """The run's kernel source and the busybox of each guest it boots, fetched
+    before anything is built; no network afterwards (slabconv/prefetch.py)."""
+    from . import prefetch
+    return prefetch.inputs(args.kernel, args.tree, args.deb_version, boot_configs)
 
 
 def _configs(args, default=DEFAULT_CONFIGS) -> list:
@@ -685,7 +688,7 @@ def _checks(args) -> dict:
 
 
 def cmd_verify(args) -> int:
-    ap = _applied(args)
+    ap = _applied(args, _checks(args)["runtime_configs"])
     src = ap.src
     bisect_configs = _bisect_configs(args)
     if bisect_configs:
@@ -695,7 +698,7 @@ def cmd_verify(args) -> int:
 
 
 def cmd_boot(args) -> int:
-    ap = _applied(args)
+    ap = _applied(args, _configs(args, BOOT_CONFIGS))
     # builds first, one after another (-j2 each: the CPU-bound part), then
     # the guests, two at a time
     vr = verify_applied(ap, applicable_configs(ap.src, _configs(args, BOOT_CONFIGS), "boot"),
@@ -709,12 +712,13 @@ def cmd_boot(args) -> int:
 def cmd_all(args) -> int:
     from .cli import do_regen
     t0 = time.monotonic()
-    src, regen = do_regen(args)
+    configs = _configs(args, BOOT_CONFIGS)
+    src, regen = do_regen(args, _src(args, [*configs, *_checks(args)["runtime_configs"]]))
     ap = apply_series(src, regen.output)
     bisect_configs = _bisect_configs(args)
     if bisect_configs:
         bisect_configs = applicable_configs(src, bisect_configs, "bisect")
-    vr = verify_applied(ap, applicable_configs(src, _configs(args, BOOT_CONFIGS)), bisect_configs,
+    vr = verify_applied(ap, applicable_configs(src, configs), bisect_configs,
                         **_checks(args))
     ok = vr.ok
     boots = boot_all(vr)

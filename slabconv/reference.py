@@ -233,12 +233,12 @@ def format_summary(s: dict) -> str:
 
 
 def cmd_reference(args) -> int:
+    from . import prefetch
     from .pipeline import _configs
-    from .source import resolve
     t0 = time.monotonic()
-    src = resolve(args.kernel, args.tree, args.deb_version)
-    from verify import kconfig
     configs = _configs(args, DEFAULT_CONFIGS)
+    src = prefetch.inputs(args.kernel, args.tree, args.deb_version, configs)
+    from verify import kconfig
     if not kconfig.split_applicable(configs, src.tree)[0]:
         plan(src, configs)                  # says why each is not applicable
         raise SlabconvError(f"no configuration of {', '.join(configs)} applies to Linux "

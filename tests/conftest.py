@@ -13,6 +13,15 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "slow: builds or boots a kernel (minutes)")
 
 
+@pytest.fixture(autouse=True)
+def _network_allowed_again():
+    """A command run in-process forbids the network once it has fetched
+    (slabconv/prefetch.py); the next test starts with it allowed."""
+    yield
+    from fetch import net
+    net.allow()
+
+
 @pytest.fixture
 def cache(tmp_path, monkeypatch):
     """A private slabconv cache for one test."""

@@ -58,7 +58,7 @@ def faked(cache, tmp_path, monkeypatch):
     monkeypatch.setitem(spatch.PEAK, "rule", "slab_fold.cocci")
     for k in warmstart.STATS:
         monkeypatch.setitem(warmstart.STATS, k, 0)
-    monkeypatch.setattr(pipeline, "_src", lambda args: types.SimpleNamespace(
+    monkeypatch.setattr(pipeline, "_src", lambda args, boot_configs=(): types.SimpleNamespace(
         version="5.10", source_id="linux-source-5.10_fake"))
     monkeypatch.setattr(pipeline, "apply_series", lambda src, d: types.SimpleNamespace(tree=tmp_path))
     monkeypatch.setattr(pipeline, "series_dir", lambda src, out: tmp_path)
