@@ -67,8 +67,8 @@ bench: deps ## time regeneration (whole and per entry), build, and boot + tests 
 review: deps ## the review report (HTML + text): each rule beside its hunks, skipped entries, last results
 	$(SLABCONV) review $(SRC_ARGS) $(if $(OUTPUT),--output $(OUTPUT))
 
-mail: deps ## a mail-ready copy of the series whose cover letter states the recorded results (UNTESTED=1: even with none)
-	$(SLABCONV) mail $(SRC_ARGS) $(if $(OUTPUT),--output $(OUTPUT)) $(if $(UNTESTED),--untested)
+mail: deps ## a mail-ready copy of the series: threaded, Testing section, changelog (PREVIOUS=rev), Cc (CC=1), UNTESTED=1
+	$(SLABCONV) mail $(SRC_ARGS) $(if $(OUTPUT),--output $(OUTPUT)) $(if $(UNTESTED),--untested) $(if $(PREVIOUS),--previous $(PREVIOUS)) $(if $(CC),--cc-maintainers)
 
 test: deps ## the test suite: rule tests, unit tests, end-to-end on 5.10
 	$(PY) -m pytest -ra --durations=30 tests

@@ -1,5 +1,11 @@
 """A mail-ready copy of a generated series: `slabconv mail`.
 
+The copy is what `git send-email DIR/*.patch` sends: each patch a reply to
+the cover letter (Message-Id, In-Reply-To, References), optional Cc: lines
+from the baseline tree's get_maintainer.pl, and a cover letter with a
+changelog against a previous generation (--previous REV) and the Testing
+section below.
+
 The series in generated-patches/ is what the rules make, byte for byte on
 every machine, so it cannot carry the results of one machine's checks.  The
 copy this module writes can: its cover letter gains a Testing section built
@@ -12,8 +18,9 @@ refused unless --untested asks for a letter that says so.
 from __future__ import annotations
 
 import re
-import shutil
+import subprocess
 import textwrap
+import time
 from pathlib import Path
 
 from slabconv import paths
@@ -186,9 +193,115 @@ def with_testing(cover: str, text: str) -> str:
     return "\n".join(lines[:at] + text.rstrip("\n").split("\n") + [""] + lines[at:])
 
 
-def write(series_dir: Path, out: Path, version: str, untested: bool = False) -> list[Path]:
+# ---------------------------------------------------------------------------
+# changes against the previous generation of the series
+
+def _diff_body(text: str) -> str:
+    """A patch file's diff, without what moves when nothing changed: blob
+    ids, hunk line numbers, the diffstat and the signature."""
+    _, _, rest = text.partition("\n---\n")
+    at = rest.find("\ndiff --git ")
+    body = rest[at:] if at >= 0 else rest
+    body = body.rsplit("\n-- \n", 1)[0]
+    body = re.sub(r"^index [0-9a-f]+\.\.[0-9a-f]+.*$", "", body, flags=re.M)
+    return re.sub(r"^@@ -\d+(?:,\d+)? \+\d+(?:,\d+)? @@", "@@", body, flags=re.M)
+
+
+def _subject(text: str) -> str:
+    m = re.search(r"^Subject: (?:\[[^\]]*\]\s*)?(.*(?:\n .*)*)", text, re.M)
+    return " ".join(m.group(1).split()) if m else ""
+
+
+def previous_series(rev: str, version: str) -> dict[str, str]:
+    """subject -> patch text of the series committed at git revision `rev`
+    of this repository."""
+    rel = f"generated-patches/{version}/"
+    try:
+        names = subprocess.run(["git", "-C", str(paths.REPO), "ls-tree", "--name-only", rev, rel],
+                               capture_output=True, text=True, check=True).stdout.split()
+    except subprocess.CalledProcessError as e:
+        raise SlabconvError(f"--previous {rev}: git ls-tree failed: "
+                            f"{(e.stderr or '').strip().splitlines()[-1:]}", exit_code=2)
+    out = {}
+    for n in names:
+        base = n.rsplit("/", 1)[-1]
+        if not re.match(r"^\d{4}-", base) or base.startswith("0000-"):
+            continue
+        text = subprocess.run(["git", "-C", str(paths.REPO), "show", f"{rev}:{n}"],
+                              capture_output=True, text=True, check=True).stdout
+        out[_subject(text)] = text
+    if not out:
+        raise SlabconvError(f"--previous {rev}: no series in {rel} at that revision", exit_code=2)
+    return out
+
+
+def changelog(previous: dict[str, str], files: list[Path], label: str) -> str:
+    """The cover letter's changes against `previous` (subject -> text):
+    patches new, dropped, and changed in their diff."""
+    now = {_subject(f.read_text()): f.read_text() for f in files}
+    new = [s for s in now if s not in previous]
+    dropped = [s for s in previous if s not in now]
+    changed = [s for s in now if s in previous and _diff_body(now[s]) != _diff_body(previous[s])]
+    msg = [s for s in now if s in previous and s not in changed
+           and now[s].split("\n---\n")[0].split("\n", 4)[-1]
+           != previous[s].split("\n---\n")[0].split("\n", 4)[-1]]
+    lines = [f"Changes since {label}", "-" * len(f"Changes since {label}")]
+    if not (new or dropped or changed or msg):
+        return "\n".join(lines + ["None: the same patches."]) + "\n"
+    for head, items in (("New", new), ("Dropped", dropped), ("Code changed", changed),
+                        ("Message changed only", msg)):
+        if items:
+            lines.append(f"{head} ({len(items)}):")
+            lines += [f"  {s}" for s in items]
+    return "\n".join(lines) + "\n"
+
+
+# ---------------------------------------------------------------------------
+# mail headers: Cc from get_maintainer.pl, threading
+
+def maintainers(tree: Path, patch: Path) -> list[str]:
+    """The baseline tree's scripts/get_maintainer.pl on one patch (no git:
+    the packaged tree has none), a list of "Name <address>" and lists."""
+    script = tree / "scripts" / "get_maintainer.pl"
+    if not script.is_file():
+        raise SlabconvError(f"{tree} has no scripts/get_maintainer.pl", exit_code=2)
+    cp = subprocess.run(["perl", str(script), "--no-rolestats", "--no-git", "--no-git-fallback",
+                         "--no-tree", str(patch)], cwd=tree, capture_output=True, text=True)
+    if cp.returncode != 0:
+        raise SlabconvError(f"get_maintainer.pl failed on {patch.name}: "
+                            f"{(cp.stderr.strip().splitlines() or ['?'])[-1]}")
+    return [ln.strip() for ln in cp.stdout.splitlines() if ln.strip()]
+
+
+def _headers(text: str, extra: list[str]) -> str:
+    """`text` (an mbox message) with `extra` header lines after its Subject."""
+    head, sep, body = text.partition("\n\n")
+    lines = head.split("\n")
+    at = next(i for i, ln in enumerate(lines) if ln.startswith("Subject: "))
+    at += 1
+    while at < len(lines) and lines[at].startswith(" "):
+        at += 1
+    return "\n".join(lines[:at] + extra + lines[at:]) + sep + body
+
+
+def _cc(addresses: list[str]) -> list[str]:
+    return [f"Cc: {a}" for a in addresses]
+
+
+def message_ids(series_id: str, n: int, sender: str, stamp: str) -> list[str]:
+    """Message-Id of each of n+1 mails (the cover letter first): unique per
+    series and per run, in the domain of the sender's address."""
+    domain = sender.rsplit("@", 1)[-1].rstrip(">") or "localhost"
+    return [f"<{stamp}.{series_id}-{i}@{domain}>" for i in range(n + 1)]
+
+
+def write(series_dir: Path, out: Path, version: str, untested: bool = False, *,
+          previous: str | None = None, cc_tree: Path | None = None,
+          thread: bool = True, stamp: str | None = None) -> list[Path]:
     """Copy the series into `out` (replaced) with the Testing section in its
-    cover letter; returns the files written."""
+    cover letter, a changelog against the series at git revision `previous`,
+    Cc: lines from `cc_tree`'s get_maintainer.pl, and threading headers
+    (each patch a reply to the cover letter); returns the files written."""
     from . import patches as P
     files = P.numbered_patches(series_dir)
     cover = series_dir / "0000-cover-letter.patch"
@@ -207,13 +320,30 @@ def write(series_dir: Path, out: Path, version: str, untested: bool = False) -> 
             f"the cache has no verify result for these {len(files)} patches (series {sid}): "
             "run `make verify` first, or pass --untested for a letter that says so")
     text = section(found, sid, source)
+    if previous:
+        text = changelog(previous_series(previous, version), files, f"the series at {previous}") \
+            + "\n" + text
+    cover_text = with_testing(cover.read_text(), text)
+    texts = [f.read_text() for f in files]
+    if cc_tree is not None:
+        per = [maintainers(Path(cc_tree), f) for f in files]
+        texts = [_headers(t, _cc(a)) for t, a in zip(texts, per)]
+        cover_text = _headers(cover_text, _cc(list(dict.fromkeys(a for x in per for a in x))))
+    if thread:
+        sender = re.search(r"^From: (.*(?:\n .*)*)", cover_text, re.M).group(1)
+        ids = message_ids(sid, len(files), " ".join(sender.split()),
+                          stamp or time.strftime("%Y%m%d%H%M%S", time.gmtime()))
+        cover_text = _headers(cover_text, [f"Message-Id: {ids[0]}"])
+        texts = [_headers(t, [f"Message-Id: {ids[i]}", f"In-Reply-To: {ids[0]}",
+                              f"References: {ids[0]}"])
+                 for i, t in enumerate(texts, 1)]
     out.mkdir(parents=True, exist_ok=True)
     for old in out.glob("*.patch"):
         old.unlink()
-    (out / cover.name).write_text(with_testing(cover.read_text(), text))
+    (out / cover.name).write_text(cover_text)
     written = [out / cover.name]
-    for f in files:
-        shutil.copyfile(f, out / f.name)
+    for f, t in zip(files, texts):
+        (out / f.name).write_text(t)
         written.append(out / f.name)
     return written
 
@@ -222,7 +352,12 @@ def cmd_mail(args) -> int:
     version = args.kernel or paths.DEFAULT_KERNEL
     series = Path(args.series).resolve() if args.series else paths.GENERATED / version
     out = Path(args.output).resolve() if args.output else paths.cache_dir("mail", version)
-    files = write(series, out, version, untested=args.untested)
+    cc_tree = None
+    if args.cc_maintainers:
+        from slabconv.source import resolve
+        cc_tree = resolve(version, args.tree).tree
+    files = write(series, out, version, untested=args.untested, previous=args.previous,
+                  cc_tree=cc_tree, thread=not args.no_thread)
     info("mail", f"{len(files) - 1} patches and the cover letter with its Testing section "
                  f"-> {out}")
     print(out)
@@ -238,6 +373,15 @@ def add_command(sub) -> None:
                    help="the series directory (default generated-patches/<version>/)")
     p.add_argument("--output", "-o", default=None,
                    help="where to write it (default $SLABCONV_CACHE/mail/<version>/)")
+    p.add_argument("--previous", default=None, metavar="REV",
+                   help="list the changes against the series committed at this git revision "
+                        "of slabconv (e.g. HEAD~5, v1) in the cover letter")
+    p.add_argument("--cc-maintainers", action="store_true",
+                   help="Cc: lines from the baseline tree's scripts/get_maintainer.pl")
+    p.add_argument("--tree", default=None,
+                   help="the baseline tree for --cc-maintainers (default: the packaged one)")
+    p.add_argument("--no-thread", action="store_true",
+                   help="no Message-Id/In-Reply-To headers (git send-email threads by itself)")
     p.add_argument("--untested", action="store_true",
                    help="write it even when no verify result of this series is recorded "
                         "(the letter says so)")

@@ -52,7 +52,7 @@ def test_the_testing_section_states_the_recorded_results(series, tmp_path):
     d, stamp = series
     _record_all(stamp)
     out = tmp_path / "out"
-    written = mail.write(d, out, "5.10")
+    written = mail.write(d, out, "5.10", thread=False)
     assert [p.name for p in written] == ["0000-cover-letter.patch"] + [
         p.name for p in P.numbered_patches(d)]
     for p in P.numbered_patches(d):                 # the patches are copied unchanged
@@ -110,3 +110,70 @@ def test_a_failed_check_is_stated_as_failed(series, tmp_path):
     assert "slub: FAILED; 58 in-guest tests, 50 passed, 1 failed" in flat
     assert "slub: 2 of 58 patches built, patch 2 fails: build failed: mm/slub.c:12: error" in flat
     assert "1 change code their entry does not declare: patch 1" in flat
+
+
+def test_patches_are_threaded_to_the_cover_letter(series, tmp_path):
+    d, stamp = series
+    _record_all(stamp)
+    written = mail.write(d, tmp_path / "out", "5.10", stamp="20261205120000")
+    cover = written[0].read_text()
+    mid = f"<20261205120000.{stamp['series']}-0@localhost>"
+    assert f"\nMessage-Id: {mid}\n" in cover.split("\n\n")[0] + "\n"
+    for i, p in enumerate(written[1:], 1):
+        head = p.read_text().split("\n\n")[0]
+        assert f"\nMessage-Id: <20261205120000.{stamp['series']}-{i}@localhost>" in head
+        assert f"\nIn-Reply-To: {mid}\nReferences: {mid}" in head
+    # the body is the committed patch's, byte for byte
+    orig = (d / written[5].name).read_text()
+    assert written[5].read_text().split("\n\n", 1)[1] == orig.split("\n\n", 1)[1]
+
+
+def test_the_changelog_names_new_dropped_and_changed_patches(series, tmp_path):
+    """Against the series committed at HEAD: a patch whose code changed, one
+    whose message changed, one dropped."""
+    d, _ = series
+    files = P.numbered_patches(d)
+    code, msg, gone = files[11], files[20], files[57]
+    code.write_text(code.read_text().replace("+\treturn page_slab(page);",
+                                             "+\treturn (struct slab *)page;", 1))
+    msg.write_text(msg.read_text().replace("\n\nBased on a patch", "\nMore words.\n\n"
+                                           "Based on a patch", 1))
+    gone.unlink()
+    mail.write(d, tmp_path / "out", "5.10", untested=True, previous="HEAD", thread=False)
+    text = (tmp_path / "out" / "0000-cover-letter.patch").read_text()
+    log = text[text.index("Changes since the series at HEAD"):text.index("Testing\n---")]
+    assert "Code changed (1):\n  mm/slub: Convert new_slab() to return a struct slab\n" in log
+    assert "Message changed only (1):\n  " + P.parse_patch(msg).subject in log
+    assert "Dropped (1):\n  mm: Remove slab from struct page\n" in log
+    assert "New" not in log
+    with pytest.raises(SlabconvError, match="--previous no-such-rev"):
+        mail.write(d, tmp_path / "out", "5.10", untested=True, previous="no-such-rev")
+
+
+@pytest.fixture(scope="module")
+def tree510():
+    """The packaged 5.10 tree of the real cache (before `series` points
+    SLABCONV_CACHE at a temporary one)."""
+    from slabconv.source import resolve
+    return resolve("5.10", None).tree
+
+
+@pytest.mark.network
+def test_cc_lines_come_from_get_maintainer(tree510, series, tmp_path):
+    """The packaged 5.10 tree's get_maintainer.pl: the slab maintainers and
+    linux-mm on a SLUB patch, the IOMMU maintainers on the IOMMU patch, all
+    of them on the cover letter."""
+    d, _ = series
+    tree = tree510
+    for p in P.numbered_patches(d):                 # two patches are enough (1 s each)
+        if p.name[:4] not in ("0012", "0057"):
+            p.unlink()
+    written = mail.write(d, tmp_path / "out", "5.10", untested=True, cc_tree=tree,
+                         thread=False)
+    head = {p.name[:4]: p.read_text().split("\n\n")[0] for p in written}
+    assert "\nCc: linux-mm@kvack.org" in head["0012"]
+    assert "\nCc: Christoph Lameter <cl@linux.com>" in head["0012"]
+    assert "\nCc: Joerg Roedel <joro@8bytes.org>" in head["0057"]
+    assert "Joerg Roedel" not in head["0012"]
+    assert "\nCc: Joerg Roedel <joro@8bytes.org>" in head["0000"]
+    assert "\nCc: linux-mm@kvack.org" in head["0000"]
