@@ -341,3 +341,25 @@ def test_check_build_without_a_baseline_builds_the_patched_tree_alone(tmp_path, 
     if not ok:
         assert "the patched tree does not build" in r.problems[0]
         assert "planted" in r.summary
+
+
+def test_the_progress_line_counts_against_the_last_cold_build(tmp_path, monkeypatch):
+    """A build from scratch records how many objects it compiled for its
+    .config; the next one of the same .config says N of ~M and the time left."""
+    from verify import kbuild
+    monkeypatch.setenv("SLABCONV_CACHE", str(tmp_path / "cache"))
+    out = tmp_path / "o"
+    out.mkdir()
+    (out / ".config").write_text("CONFIG_SLUB=y\n")
+    assert kbuild.expected_objects(out) is None
+    assert kbuild.progress_line("base-slub", 40, 100.0, None) == (
+        "base-slub: 40 objects compiled, 1m40s (no total yet: the first build of this "
+        "configuration)")
+    kbuild.record_objects(out, 2000)
+    assert kbuild.expected_objects(out) == 2000
+    assert kbuild.progress_line("patched-slub", 500, 150.0, 2000) == (
+        "patched-slub: 500 of ~2000 objects compiled, 2m30s, about 7m30s left")
+    assert kbuild.progress_line("patched-slub", 7, 30.0, None, cold=False) == (
+        "patched-slub: 7 objects compiled, 30s")                  # incremental: make decides
+    (out / ".config").write_text("CONFIG_SLAB=y\n")           # another configuration
+    assert kbuild.expected_objects(out) is None

@@ -164,10 +164,62 @@ def _is_step(line: str, kinds=("CC", "AS", "CC [M]")) -> bool:
     return head in kinds
 
 
+def _mmss(sec: float) -> str:
+    return f"{int(sec // 60)}m{int(sec % 60):02d}s"
+
+
+def progress_line(label: str, count: int, elapsed: float, total: Optional[int],
+                  cold: bool = True) -> str:
+    """'label: N of ~M objects compiled, 3m10s, about 4m00s left' for a
+    build from scratch whose .config was counted before; without a total
+    for the first one, and for an incremental build (make decides)."""
+    if not total:
+        return f"{label}: {count} objects compiled, {_mmss(elapsed)}" + (
+            " (no total yet: the first build of this configuration)" if cold else "")
+    line = f"{label}: {count} of ~{total} objects compiled, {_mmss(elapsed)}"
+    if 0 < count < total:
+        line += f", about {_mmss(elapsed / count * (total - count))} left"
+    return line
+
+
+def _objects_file() -> Path:
+    return cache_dir("build") / "objects.json"
+
+
+def config_digest(out: Path) -> str:
+    import hashlib
+    return hashlib.sha256((Path(out) / ".config").read_bytes()).hexdigest()[:16]
+
+
+def expected_objects(out: Path) -> Optional[int]:
+    """How many objects a build from scratch of this .config compiled last
+    time (any tree, any run): the total the progress line counts against."""
+    import json
+    try:
+        return json.loads(_objects_file().read_text()).get(config_digest(out))
+    except (OSError, ValueError):
+        return None
+
+
+def record_objects(out: Path, compiled: int) -> None:
+    import json
+    f = _objects_file()
+    try:
+        d = json.loads(f.read_text()) if f.is_file() else {}
+        d[config_digest(out)] = compiled
+        tmp = f.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(d, indent=1, sort_keys=True) + "\n")
+        tmp.replace(f)
+    except (OSError, ValueError):
+        pass
+
+
 def run_make(cmd: list, *, env: dict, log_path: Path, label: str,
-             every: float = PROGRESS_EVERY) -> tuple:
+             every: float = PROGRESS_EVERY, total: Optional[int] = None,
+             cold: bool = False) -> tuple:
     """Run make, writing its output to log_path; progress on stderr every
-    `every` seconds.  Returns (returncode, objects compiled, seconds)."""
+    `every` seconds, against `total` objects when it is known.  Returns
+    (returncode, objects compiled, seconds)."""
     log_path.parent.mkdir(parents=True, exist_ok=True)
     start = time.monotonic()
     count = [0]
@@ -175,9 +227,8 @@ def run_make(cmd: list, *, env: dict, log_path: Path, label: str,
 
     def ticker():
         while not done.wait(every):
-            el = time.monotonic() - start
-            slog.info("verify", f"{label}: {count[0]} objects compiled, "
-                                f"{int(el // 60)}m{int(el % 60):02d}s")
+            slog.info("verify", progress_line(label, count[0], time.monotonic() - start, total,
+                                              cold))
 
     with open(log_path, "w", encoding="utf-8", errors="replace", buffering=1) as logf:
         logf.write("# " + " ".join(map(str, cmd)) + "\n")
@@ -326,7 +377,11 @@ def build(src, out, *, targets=DEFAULT_TARGETS, jobs: int = 2, arch: str = "x86_
     if not quiet:
         slog.info("verify", f"{label}: make {' '.join(targets)} in {out} (-j{jobs}"
                             f"{', ccache' if use_ccache else ''})")
-    rc, compiled, seconds = run_make(cmd, env=env, log_path=log_path, label=label)
+    cold = not (out / "vmlinux.o").exists() and not any((out / "mm").glob("*.o"))
+    rc, compiled, seconds = run_make(cmd, env=env, log_path=log_path, label=label,
+                                     total=expected_objects(out) if cold else None, cold=cold)
+    if rc == 0 and cold and compiled:
+        record_objects(out, compiled)
     after = ccache_counters(env)
     cc = {k: after[k] - before.get(k, 0) for k in after} if after else {}
     text = log_path.read_text(errors="replace")
