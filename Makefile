@@ -27,8 +27,8 @@ CFG_ARGS := $(if $(CONFIG),--config $(CONFIG))
 
 .PHONY: all help deps fetch regen verify layout checkpatch residue boot reference bench review test test-fast
 
-all: deps ## regen, verify and boot on KERNEL (the main job)
-	$(SLABCONV) all $(SRC_ARGS) $(CFG_ARGS)
+all: deps ## the main job: regen, the checks, slub built and booted; says what is left (make verify, make boot)
+	$(SLABCONV) all $(SRC_ARGS) $(CFG_ARGS) $(if $(BISECT),--bisect-configs $(BISECT)) $(if $(RUNTIME),--runtime-configs $(RUNTIME))
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 12

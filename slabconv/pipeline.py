@@ -709,10 +709,39 @@ def cmd_boot(args) -> int:
     return 0 if all(b is not None and b.passed for b in results.values()) else 1
 
 
+# The main job (make, make all): what a newcomer runs first.  It proves the
+# series on one configuration end to end and says what it left to
+# `make verify` and `make boot` (the whole matrix: hours on 2 cores).
+MAIN_CONFIGS = ("slub",)
+
+
+def main_job_lines(vr, boots: dict) -> list[str]:
+    """What the main job proved, what it did not run, and the command for
+    the rest."""
+    proved, not_run = [], []
+    for check, st in vr.gates.status().items():
+        (proved if st == "ok" else not_run if st.startswith(("not run", "nothing")) else [])\
+            .append(f"{check}" + ("" if st == "ok" else f" ({st})"))
+    for c, b in boots.items():
+        if b is not None and b.passed:
+            proved.append(f"boot {c} ({b.counts})")
+    built = {c for c, _ in verified_builds(vr)}
+    rest = [c for c in DEFAULT_CONFIGS if c not in built]
+    if rest:
+        not_run.append("builds in " + ", ".join(rest))
+    rest_boot = [c for c in BOOT_CONFIGS if c not in boots]
+    if rest_boot:
+        not_run.append("boots of " + ", ".join(rest_boot))
+    return (["proved: " + "; ".join(proved),
+             "not run here: " + ("; ".join(not_run) or "nothing"),
+             "the rest: make verify (every configuration, every patch on its own, "
+             "its object code and its kernel) and make boot (every guest)"])
+
+
 def cmd_all(args) -> int:
     from .cli import do_regen
     t0 = time.monotonic()
-    configs = _configs(args, BOOT_CONFIGS)
+    configs = _configs(args, MAIN_CONFIGS)
     src, regen = do_regen(args, _src(args, [*configs, *_checks(args)["runtime_configs"]]))
     ap = apply_series(src, regen.output)
     bisect_configs = _bisect_configs(args)
@@ -723,6 +752,8 @@ def cmd_all(args) -> int:
     ok = vr.ok
     boots = boot_all(vr)
     ok = ok and all(b is not None and b.passed for b in boots.values())
+    for line in main_job_lines(vr, boots):
+        info("all", line)
     report = {
         "kernel": src.version, "source": src.source_id, "ok": ok,
         "regen_seconds": round(regen.seconds, 2), "patches": len(ap.patches),
@@ -748,14 +779,15 @@ def add_commands(sub, common) -> None:
     for name, func, help_ in (
             ("verify", cmd_verify, "apply the series, build baseline and patched, gate on new warnings"),
             ("boot", cmd_boot, "build and boot the patched kernel with the in-guest tests"),
-            ("all", cmd_all, "regen, verify and boot (the main job)"),
+            ("all", cmd_all, "the main job: regen, the checks, the slub kernel built and "
+                             "booted; says what it proved and what is left"),
             ("bench", bench.cmd_bench, "time regeneration, build and boot")):
         p = sub.add_parser(name, help=help_)
         common(p)
         p.add_argument("--config", default=None if name != "bench" else DEFAULT_CONFIG,
                        help="kernel config(s), comma-separated, the first the primary one "
                             f"(verify/configs; default: "
-                            f"{','.join(BOOT_CONFIGS if name in ('boot', 'all') else DEFAULT_CONFIGS)}"
+                            f"{','.join(BOOT_CONFIGS if name == 'boot' else MAIN_CONFIGS if name == 'all' else DEFAULT_CONFIGS)}"
                             f"{'' if name != 'bench' else '; bench: ' + DEFAULT_CONFIG}; "
                             "+a,b: the default and a, b)")
         p.add_argument("--output", "-o", default=None, help="the series directory")
@@ -763,18 +795,20 @@ def add_commands(sub, common) -> None:
             p.add_argument("--jobs", "-j", type=int, default=BOOT_JOBS,
                            help="guests booted at a time (default %(default)s)")
         if name in ("verify", "all"):
-            p.add_argument("--bisect-configs", default=",".join(DEFAULT_BISECT),
+            main = name == "all"              # the main job: the matrix is make verify's
+            p.add_argument("--bisect-configs", default="none" if main else ",".join(DEFAULT_BISECT),
                            help="configs in which every patch must build on its own "
                                 "(comma-separated; 'none' skips the per-patch check; "
                                 "default: %(default)s; any of: "
                                 f"{', '.join(BISECT_CHOICES)})")
-            p.add_argument("--runtime-configs", default=",".join(RUNTIME_BISECT),
+            p.add_argument("--runtime-configs", default="none" if main else ",".join(RUNTIME_BISECT),
                            help="per-patch configurations in which every patch's kernel is "
                                 "also booted with the in-guest tests, fault injection included "
                                 "('none': no boots; default: %(default)s)")
             p.add_argument("--no-layout", action="store_true",
                            help="do not build struct slab's layout asserts (listed as not run)")
-            p.add_argument("--coverage-configs", default=",".join(COVERAGE_CONFIGS),
+            p.add_argument("--coverage-configs",
+                           default="none" if main else ",".join(COVERAGE_CONFIGS),
                            help="configs whose patched build (no baseline) is added so that "
                                 "every changed line is compiled by some build "
                                 "(verify/compiled.py; 'none' skips the changed-lines check; "

@@ -309,3 +309,21 @@ def test_no_nullcheck_is_listed_as_not_run(world, capsys):
     assert "nullcheck: --no-nullcheck" in out
     args = type("A", (), {"no_nullcheck": True})()
     assert pipeline._checks(args)["nullcheck"] is False
+
+
+def test_the_main_job_says_what_it_proved_and_what_is_left(world, capsys):
+    """make (cmd_all) verifies slub only: its closing lines name the checks
+    that passed, the boots, what it did not run, and the command for the rest."""
+    ap, _ = world
+    r = pipeline.verify_applied(ap, ("slub",), (), coverage_configs=None, runtime_configs=())
+    boot = type("B", (), {"passed": True, "counts": "58 tests: 51 passed"})()
+    lines = pipeline.main_job_lines(r, {"slub": boot})
+    assert lines[0].startswith("proved: checkpatch; messages; nullcheck; builds;")
+    assert "boot slub (58 tests: 51 passed)" in lines[0]
+    assert "per-patch (not run: --bisect-configs none)" in lines[1]
+    assert "builds in slab, slob" in lines[1] and "boots of slab, slob, slub-i386" in lines[1]
+    assert lines[2].startswith("the rest: make verify")
+    args = __import__("slabconv.cli", fromlist=["x"]).build_parser().parse_args(["all"])
+    assert (args.bisect_configs, args.runtime_configs, args.coverage_configs) == \
+        ("none", "none", "none")
+    assert pipeline._configs(args, pipeline.MAIN_CONFIGS) == ["slub"]
