@@ -25,7 +25,7 @@ SLABCONV := $(PY) -m slabconv
 SRC_ARGS := --kernel $(KERNEL) $(if $(TREE),--tree $(TREE))
 CFG_ARGS := $(if $(CONFIG),--config $(CONFIG))
 
-.PHONY: all help deps fetch regen verify layout checkpatch residue boot reference bench review test test-fast
+.PHONY: all help deps fetch regen verify layout checkpatch residue boot reference bench review range-diff test test-fast
 
 all: deps ## regen, verify and boot on KERNEL (the main job)
 	$(SLABCONV) all $(SRC_ARGS) $(CFG_ARGS)
@@ -66,6 +66,9 @@ bench: deps ## time regeneration (whole and per entry), build, and boot + tests 
 
 review: deps ## the review report (HTML + text): each rule beside its hunks, skipped entries, last results
 	$(SLABCONV) review $(SRC_ARGS) $(if $(OUTPUT),--output $(OUTPUT))
+
+range-diff: deps ## git range-diff of the series: HEAD's committed one vs the working copy's (OLD=rev|dir NEW=dir OLD_KERNEL=6.1 OUT=file)
+	$(SLABCONV) range-diff $(SRC_ARGS) $(if $(OLD),--old $(OLD)) $(if $(NEW),--new $(NEW)) $(if $(OLD_KERNEL),--old-kernel $(OLD_KERNEL)) $(if $(OUT),--output $(OUT))
 
 mail: deps ## a mail-ready copy of the series whose cover letter states the recorded results (UNTESTED=1: even with none)
 	$(SLABCONV) mail $(SRC_ARGS) $(if $(OUTPUT),--output $(OUTPUT)) $(if $(UNTESTED),--untested)

@@ -1,5 +1,5 @@
 """The slabconv command line: fetch, regen, verify, residue, boot, reference, bench, all,
-review, mail."""
+review, mail, range-diff."""
 from __future__ import annotations
 
 import argparse
@@ -96,9 +96,10 @@ def build_parser() -> argparse.ArgumentParser:
     from . import reference
     reference.add_command(sub, _common)
 
-    from report import mail, review
+    from report import mail, rangediff, review
     review.add_command(sub)
     mail.add_command(sub)
+    rangediff.add_command(sub)
     return ap
 
 
