@@ -12,7 +12,8 @@ takes the old side from another kernel's series (its series directory),
 so the same step can be compared across kernels.
 
 Each side is applied with `git am` onto its own baseline in a scratch
-repository in the cache ($SLABCONV_CACHE/rangediff/<version>/repo): the
+repository in the cache (under $SLABCONV_CACHE/rangediff/, removed after
+the run): the
 baseline commit is the one regen made of the kernel source the series'
 SOURCE file names (regen/worktree.py; the source is fetched and the
 baseline committed once, as for regen), reached through git's alternates,
@@ -323,7 +324,7 @@ def cmd_range_diff(args) -> int:
             old = side_from_rev(args.old or "HEAD", version, tmp / "old")
         old.baseline = baseline_of(old, args.tree if not args.old_kernel else None)
         new.baseline = baseline_of(new, args.tree)
-        rd = range_diff(old, new, paths.cache_dir("rangediff", version))
+        rd = range_diff(old, new, tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     rec = record(rd)

@@ -38,12 +38,16 @@ from pathlib import Path
 from slabconv import paths
 from slabconv.log import SlabconvError, info
 
+from . import attribution as A
 from . import patches as P
+from . import rangediff as RD
+from . import reproduce
 from . import results as R
 
 MEMBERS = "regen/members.py"
 SECTIONS = [("summary", "Summary"), ("rules", "Rules and templates"),
-            ("files", "Files"), ("patches", "Patches"), ("skipped", "Skipped entries"),
+            ("files", "Files"), ("patches", "Patches"), ("rangediff", "Range-diff"),
+            ("skipped", "Skipped entries"),
             ("verify", "Verify"), ("residue", "Residue"), ("boot", "Boot"),
             ("notes", "How to read this page")]
 # searched for a rule file's name, to say which stage uses a rule outside the series
@@ -52,6 +56,36 @@ CODE_DIRS = ("regen", "verify", "slabconv", "boot", "fetch")
 
 # ---------------------------------------------------------------------------
 # rule files, templates, the members step
+
+@dataclass
+class TestCase:
+    """One rule test: cocci/tests/<rule>/<name>.c and what the rule must
+    make of it (.res, the file after it) or print (.out, a report rule)."""
+    name: str
+    input: str
+    expected: str | None
+    kind: str                    # res | out | "" (no expected file)
+    args: str = ""
+
+    def diff(self) -> str:
+        import difflib
+        if self.kind != "res" or self.expected is None:
+            return ""
+        return "".join(difflib.unified_diff(self.input.splitlines(keepends=True),
+                                            self.expected.splitlines(keepends=True),
+                                            f"{self.name}.c", f"{self.name}.res"))
+
+
+def test_cases(tdir: Path) -> list[TestCase]:
+    out = []
+    for c in sorted(tdir.glob("*.c")) if tdir.is_dir() else []:
+        res, rout, args = c.with_suffix(".res"), c.with_suffix(".out"), c.with_suffix(".args")
+        exp, kind = (res, "res") if res.is_file() else (rout, "out") if rout.is_file() else (None, "")
+        out.append(TestCase(c.stem, c.read_text(errors="replace"),
+                            exp.read_text(errors="replace") if exp else None, kind,
+                            args.read_text(errors="replace").strip() if args.is_file() else ""))
+    return out
+
 
 @dataclass
 class Source:
@@ -70,25 +104,34 @@ class Source:
     patches: list[P.Patch] = field(default_factory=list)
     body: list[str] = field(default_factory=list)       # a template's lines, as inserted
     carries: set = field(default_factory=set)           # (patch, file, hunk index) with its text
+    text: str = ""                                      # the whole file (SmPL, template)
+    cases: list[TestCase] = field(default_factory=list)  # rules: cocci/tests/<name>/
+    instances: int | None = None     # runs that changed something (recorded attribution)
 
     @property
     def anchor(self) -> str:
         return "src-" + re.sub(r"[^A-Za-z0-9]+", "-", self.key).strip("-")
 
     def items(self) -> list[tuple[P.Patch, P.FileDiff]]:
-        """(patch, file diff) of its patches, in the files it could change."""
-        return [(p, f) for p in self.patches for f in p.files if self.key in p.sources_of(f.path)]
+        """(patch, file diff) of its patches, in the files where it made a
+        hunk (attributed patches) or could have (the others)."""
+        return [(p, f) for p in self.patches for f in p.files if self.mine(p, f)]
+
+    def mine(self, p: P.Patch, f: P.FileDiff) -> list[P.Hunk]:
+        """The hunks of `f` in patch `p` attributed to it."""
+        return [h for h in f.hunks if self.key in p.sources_of_hunk(f.path, h.index)]
 
     @property
     def hunks(self) -> int:
-        return sum(len(f.hunks) for _, f in self.items())
+        return sum(len(self.mine(p, f)) for p, f in self.items())
 
     def own(self) -> set:
-        """(patch, file, hunk index) of the hunks no other source could
-        have made, and, for a template, the hunks that carry its text."""
-        out = {(p.number, f.path, h.index) for p, f in self.items()
-               if p.sources_of(f.path) == [self.key] for h in f.hunks}
-        return out | self.carries
+        """(patch, file, hunk index) of the hunks attributed to it alone
+        (among the rules, templates and members: the driver's tidying does
+        not count), and, for a template in a patch without a recorded
+        attribution, the hunks that carry its text."""
+        return {(p.number, f.path, h.index) for p, f in self.items() for h in self.mine(p, f)
+                if p.sources_of_hunk(f.path, h.index) == [self.key]} | self.carries
 
     @property
     def own_hunks(self) -> int:
@@ -163,6 +206,8 @@ def carrying_hunks(s: Source) -> set:
     if not own:
         return out
     for p, f in s.items():
+        if p.attributed:            # the recorded attribution says which hunks are its
+            continue
         for h in f.hunks:
             added = [ln[1:].strip() for ln in h.lines
                      if ln.startswith("+") and len(ln[1:].strip()) > 3]
@@ -216,9 +261,11 @@ def collect_sources(cocci: Path, repo: Path, series_patches: list[P.Patch],
     for f in sorted((cocci / "rules").glob("*.cocci")):
         key = f"cocci/rules/{f.name}"
         s = Source(key, "rule", f.stem)
-        s.title, s.description, s.confidence, s.options = rule_header(f.read_text(errors="replace"))
+        s.text = f.read_text(errors="replace")
+        s.title, s.description, s.confidence, s.options = rule_header(s.text)
         tdir = cocci / "tests" / f.stem
-        s.tests = len(list(tdir.glob("*.c"))) if tdir.is_dir() else 0
+        s.cases = test_cases(tdir)
+        s.tests = len(s.cases)
         s.code_refs = _code_refs(f.name, repo)
         srcs[key] = s
     for f in sorted((cocci / "templates").glob("*")):
@@ -226,8 +273,9 @@ def collect_sources(cocci: Path, repo: Path, series_patches: list[P.Patch],
             continue
         key = f"cocci/templates/{f.name}"
         s = Source(key, "template", f.name)
-        s.title, s.description = template_header(f.read_text(errors="replace"))
-        s.body = template_body(f.read_text(errors="replace"))
+        s.text = f.read_text(errors="replace")
+        s.title, s.description = template_header(s.text)
+        s.body = template_body(s.text)
         s.confidence = "not stated: a template is C inserted as written (its why says why)"
         srcs[key] = s
     mp = repo / MEMBERS
@@ -292,6 +340,12 @@ class Review:
     notes: list[str]
     manifest_error: str = ""
     generated: str = ""
+    attribution: A.Attribution | None = None     # recorded for this series (make attribute)
+    attributed: int = 0                          # patches the attribution covers
+    figures: dict = field(default_factory=dict)  # A.per_source()
+    rangediff: dict | None = None                # recorded for this series (make range-diff)
+    reproduced: dict | None = None               # the regen that wrote exactly these files
+    entry_text: dict = field(default_factory=dict)   # manifest entry id -> its TOML
 
     @property
     def files(self) -> dict[str, dict]:
@@ -305,8 +359,9 @@ class Review:
                 d["hunks"] += len(f.hunks)
                 d["added"] += f.added
                 d["removed"] += f.removed
-                for s in p.sources_of(f.path):
-                    d["by_source"][s] += len(f.hunks)
+                for h in f.hunks:
+                    for s in p.sources_of_hunk(f.path, h.index):
+                        d["by_source"][s] += 1
         return dict(sorted(out.items()))
 
     def find_source(self, key: str) -> Source | None:
@@ -402,14 +457,43 @@ def build(version: str, series_dir: Path | None = None, *, cocci: Path | None = 
                    and not (verdicts and any(s.id == e.id for s in skipped))]
         for e in missing:
             notes.append(f"manifest entry '{e.id}' ({e.subject}) has no patch in this series")
-    sources = collect_sources(cocci, repo, patches, man)
     sid = R.series_id(files) if files else ""
+    at = A.find(version, sid, cache)
+    attributed = A.apply(at, patches) if at is not None else 0
+    sources = collect_sources(cocci, repo, patches, man)
+    figures = A.per_source(at, patches) if at is not None else {}
+    for s in sources:
+        if s.key in figures:
+            s.instances = len(figures[s.key]["instances"])
     rs = R.Series(version, sid, source.get("source", ""), [p.subject for p in patches],
                   {f.path for p in patches for f in p.files})
     results = R.find(rs, cache) if files else {}
     return Review(version, series_dir, source, cover, patches, sources, skipped, verdicts,
                   results, sid, entry_of, mismatches, notes, merr,
-                  time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()))
+                  time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+                  attribution=at, attributed=attributed, figures=figures,
+                  rangediff=RD.find(version, sid, cache),
+                  reproduced=reproduce.find(version, series_dir, cache, repo),
+                  entry_text=manifest_entries_text(cocci / "series.toml"))
+
+
+def manifest_entries_text(path: Path) -> dict[str, str]:
+    """Each [[entry]] of the manifest as written (its TOML, comments in it
+    included), by id."""
+    try:
+        text = path.read_text()
+    except OSError:
+        return {}
+    out: dict[str, str] = {}
+    blocks = re.split(r"(?m)^(?=\[\[entry\]\]\s*$)", text)
+    for b in blocks[1:]:
+        m = re.search(r'(?m)^id\s*=\s*"([^"]+)"', b)
+        if m:
+            lines = b.rstrip().splitlines()
+            while lines and lines[-1].lstrip().startswith("#"):   # the next entry's comment
+                lines.pop()
+            out[m.group(1)] = "\n".join(lines).rstrip() + "\n"
+    return out
 
 
 # ---------------------------------------------------------------------------
@@ -488,16 +572,40 @@ def status_of(f: R.Found | None, ok_key: str = "ok") -> str:
     return "pass" if v else "FAIL"
 
 
-def attribution_note() -> str:
+def manifest_note() -> str:
     return ("A patch's hunks in a file are attributed to the rule files and templates named "
             "in its Generated by: lines whose manifest steps name that file (spatch runs on "
             "a step's files only; a template goes into one file).  When several could have "
             "changed the same file (a conversion runs slab_param, slab_callers and slab_fold "
-            "over the same files in one spatch run), the page cannot say which of them wrote "
-            "which line: each of them counts the hunk.  \"own\" counts the hunks only one "
-            "of them could have made (for a template, also the hunks that carry its text).  "
-            "Where the manifest's steps no longer match a patch's trailer, its hunks are "
-            "attributed to every source it names.")
+            "over the same files in one spatch run), the manifest cannot say which of them "
+            "wrote which line: each of them counts the hunk.  \"own\" counts the hunks only "
+            "one of them could have made (for a template, also the hunks that carry its "
+            "text).  Where the manifest's steps no longer match a patch's trailer, its hunks "
+            "are attributed to every source it names.")
+
+
+def attribution_note(rv: "Review | None" = None) -> str:
+    at = rv.attribution if rv is not None else None
+    if at is None:
+        return ("No attribution is recorded for this series (`make attribute` replays every "
+                "step alone and records which run made each hunk), so hunks are attributed "
+                "by the manifest.  " + manifest_note())
+    bad = [e for e in at.entries if not e.exact]
+    return (f"Every hunk of {rv.attributed} of the {len(rv.patches)} patches is attributed to "
+            f"the runs that made it: `make attribute` replayed each entry from the patch's "
+            f"pre-image with every rule file of every step run alone (regen's batches, in "
+            f"regen's order, with regen's -D values; the driver's declsplit, kernel-doc and "
+            f"tidy edits are runs of their own), and each replay ended with exactly the "
+            f"patch's post-image.  A hunk belongs to the runs that wrote its added lines "
+            f"(and the lines those replaced) and removed its removed ones.  \"own\" counts "
+            f"the hunks that one rule file, template or the members step made alone (the "
+            f"driver's tidying does not count).  Recorded {at.recorded} with spatch "
+            f"{at.spatch} at slabconv commit {at.commit[:12] or '?'}"
+            + (f" (uncommitted: {', '.join(at.dirty[:4])})" if at.dirty else "")
+            + f", cocci/ digest {at.cocci_digest}."
+            + (f"  {len(bad)} entr{'y' if len(bad) == 1 else 'ies'} did not replay exactly "
+               f"({', '.join(e.entry for e in bad)}): their patches are attributed by the "
+               f"manifest.  " + manifest_note() if bad else ""))
 
 
 def provenance_note() -> str:
@@ -547,6 +655,12 @@ pre.doc{background:#fffdf3;border-color:#eee3b8;white-space:pre-wrap}
 .tag.rule{background:#dbeafe}.tag.template{background:#fde7c8}.tag.members{background:#e9d8fd}
 .small{font-size:12px;color:#57606a}
 .hunkcap{font-size:12px;color:#57606a;margin-top:6px}
+.made{display:block;font:11px/1.5 system-ui,sans-serif;color:#0b5cad;background:#eef4fb;border-top:1px solid #d6e3f3;margin-top:4px}
+.beside{display:flex;gap:12px;align-items:flex-start}
+.beside>.col{flex:1 1 0;min-width:0}
+pre.code{max-height:520px;overflow:auto}
+#reproduced.repro{color:#b7f5c5}
+#reproduced.norepro{color:#f5d9a7}
 """
 
 
@@ -554,14 +668,24 @@ def _e(s) -> str:
     return html.escape(str(s), quote=True)
 
 
+def rangediff_summary(rd: dict) -> str:
+    c = rd.get("counts") or {}
+    return (f"against {rd.get('old', '?')}: {c.get('=', 0)} equal, {c.get('!', 0)} changed, "
+            f"{c.get('<', 0)} only in the old series, {c.get('>', 0)} only in this one "
+            f"(recorded {rd.get('recorded', '?')})")
+
+
 def _status_html(status: str) -> str:
-    cls = {"pass": "ok", "ok": "ok", "FAIL": "fail", "FAILED": "fail"}.get(status, "nr")
+    cls = {"pass": "ok", "ok": "ok", "yes": "ok", "exact": "ok", "recorded": "ok",
+           "FAIL": "fail", "FAILED": "fail"}.get(status, "nr")
     return f'<span class="{cls}">{_e(status)}</span>'
 
 
-def _diff_html(hunks) -> str:
+def _diff_html(hunks, caption=None) -> str:
     out = ['<pre class="diff">']
     for h in hunks:
+        if caption is not None:
+            out.append(caption(h))
         out.append(f'<span class="h">{_e(h.header)}</span>')
         for ln in h.lines:
             cls = "a" if ln.startswith("+") else "d" if ln.startswith("-") else "c"
@@ -601,7 +725,9 @@ def render_html(rv: Review) -> str:
       f'{_e(rv.source.get("spatch", "?"))}, identity {_e(rv.source.get("identity", "?"))}, '
       f'date {_e(rv.source.get("date", "?"))}</p>'
       f'<p>series <code>{_e(rv.series_dir)}</code> (id {_e(rv.series_id or "-")}); '
-      f'page made {_e(rv.generated)}</p></header><main>')
+      f'page made {_e(rv.generated)}</p>'
+      f'<p id="reproduced" class="{"repro" if reproduce.line(rv.reproduced)[0] else "norepro"}">'
+      f'{_e(reproduce.line(rv.reproduced)[1])}</p></header><main>')
     w('<nav id="toc"><strong>Contents</strong>')
     for i, (sid, name) in enumerate(SECTIONS, 1):
         w(f'<a href="#{sid}">{i}. {_e(name)}</a>')
@@ -610,6 +736,7 @@ def render_html(rv: Review) -> str:
     _html_rules(rv, w)
     _html_files(rv, w)
     _html_patches(rv, w)
+    _html_rangediff(rv, w)
     _html_skipped(rv, w)
     _html_verify(rv, w)
     _html_residue(rv, w)
@@ -638,6 +765,18 @@ def _html_summary(rv: Review, w) -> None:
     w(f'<tr><th>rules and templates</th><td class="n">{len(rv.sources)}</td>'
       f'<td>{len(used)} used by the series, {len(rv.sources) - len(used)} not '
       f'(report rules and the like)</td></tr>')
+    ok, line = reproduce.line(rv.reproduced)
+    w(f'<tr><th>reproduced</th><td>{_status_html("yes" if ok else "not recorded")}</td>'
+      f'<td>{_e(line)}</td></tr>')
+    at = rv.attribution
+    w(f'<tr><th>attribution</th><td>{_status_html("exact" if at else "by manifest")}</td><td>'
+      + (f'{rv.attributed} of {len(rv.patches)} patches attributed hunk by hunk, from '
+         f'{len(at.pieces)} runs (<a href="#rules">per rule</a>)' if at else
+         'not recorded for this series: <code>make attribute</code>') + '</td></tr>')
+    rd = rv.rangediff
+    w(f'<tr><th>range-diff</th><td>{_status_html("recorded" if rd else "not run")}</td><td>'
+      + (_e(rangediff_summary(rd)) + ' (<a href="#rangediff">details</a>)' if rd else
+         'not recorded for this series: <code>make range-diff</code>') + '</td></tr>')
     for label, sid, st in _result_rows(rv):
         w(f'<tr><th>{_e(label)}</th><td>{_status_html(st)}</td>'
           f'<td><a href="#{sid}">details</a></td></tr>')
@@ -669,22 +808,39 @@ def _result_rows(rv: Review) -> list[tuple[str, str, str]]:
 
 def _html_rules(rv: Review, w) -> None:
     _sec(w, "rules")
-    w(f'<p>{_e(attribution_note())}</p>')
-    w('<table><tr><th>rule / template</th><th>kind</th><th>confidence</th><th>tests</th>'
-      '<th>patches</th><th>hunks</th><th>own</th><th>files (hunks)</th></tr>')
+    w(f'<p>{_e(attribution_note(rv))}</p>')
+    w('<table id="rule-table"><tr><th>rule / template</th><th>kind</th><th>confidence</th>'
+      '<th>tests</th><th>patches</th><th>instances</th><th>hunks</th><th>own</th>'
+      '<th>files (hunks)</th></tr>')
     for s in rv.sources:
-        bf = sorted(s.by_file().items(), key=lambda kv: -sum(len(fd.hunks) for _, fd in kv[1]))
-        files = ", ".join(f"{_e(f)} ({sum(len(fd.hunks) for _, fd in v)})" for f, v in bf[:4])
+        bf = sorted(s.by_file().items(), key=lambda kv: -sum(len(s.mine(p, fd)) for p, fd in kv[1]))
+        files = ", ".join(f"{_e(f)} ({sum(len(s.mine(p, fd)) for p, fd in v)})" for f, v in bf[:4])
         if len(bf) > 4:
             files += f" and {len(bf) - 4} more"
-        w(f'<tr><td><a href="#{s.anchor}">{_e(s.key)}</a>'
+        w(f'<tr data-source="{_e(s.key)}"><td><a href="#{s.anchor}">{_e(s.key)}</a>'
           f'{"" if s.exists else " <em>(file gone)</em>"}</td><td>{_e(s.kind)}</td>'
           f'<td>{_e(s.confidence_word or "-")}</td>'
           f'<td class="n">{"-" if s.tests is None else s.tests}</td>'
-          f'<td class="n">{len(s.patches)}</td><td class="n">{s.hunks}</td>'
-          f'<td class="n">{s.own_hunks}{_carries_note(s)}</td>'
+          f'<td class="n">{len(s.patches)}</td>'
+          f'<td class="n">{"-" if s.instances is None else s.instances}</td>'
+          f'<td class="n hunks">{s.hunks}</td>'
+          f'<td class="n own">{s.own_hunks}{_carries_note(s)}</td>'
           f'<td class="small">{files or _e(_unused_why(s))}</td></tr>')
     w('</table>')
+    if rv.attribution is not None:
+        drv = [(k, v) for k, v in rv.figures.items() if k in A.DRIVER]
+        if drv:
+            w('<p>The driver\'s own edits, in the same replay (they count in no rule\'s '
+              '"own"): ' + "; ".join(
+                  f'<code>{_e(k)}</code> {_n(len(v["hunks"]), "hunk")} in '
+                  f'{_n(len(v["instances"]), "run")}' for k, v in sorted(drv)) + '.</p>')
+        bad = [e for e in rv.attribution.entries if not e.exact]
+        if bad:
+            w('<table><tr><th>entry</th><th>patch</th><th>why its replay is not exact</th></tr>')
+            for e in bad:
+                w(f'<tr><td>{_e(e.entry)}</td><td>{e.patch:04d}</td><td class="small">'
+                  f'{_e(e.error or "differs in " + ", ".join(e.differs))}</td></tr>')
+            w('</table>')
     for s in rv.sources:
         _html_source(rv, s, w)
     w('</section>')
@@ -710,7 +866,7 @@ def _html_source(rv: Review, s: Source, w) -> None:
     w(f'<details class="box source" id="{s.anchor}"><summary><span class="tag {s.kind}">'
       f'{_e(s.kind)}</span> <strong>{_e(s.key)}</strong> &mdash; {_e(s.title or "(no header)")} '
       f'<span class="small">[{_n(len(s.patches), "patch", "patches")}, '
-      f'{_n(s.hunks, "hunk")}]</span></summary>')
+      f'{_n(s.hunks, "hunk")}, {s.own_hunks} own]</span></summary>')
     if not s.exists:
         w('<p class="warn">This file is named by a patch but no longer exists.</p>')
     w('<table>')
@@ -728,14 +884,73 @@ def _html_source(rv: Review, s: Source, w) -> None:
     w('</table>')
     if s.description:
         w(f'<pre class="doc">{_e(s.description)}</pre>')
-    if not s.patches:
-        w(f'<p class="nr">{_e(_unused_why(s))}.</p></details>')
+    w('<div class="beside"><div class="col">')
+    if s.text:
+        what = "SmPL" if s.kind == "rule" else "Template"
+        w(f'<details class="smpl"><summary>{what}: <code>{_e(s.key)}</code> '
+          f'({_n(len(s.text.splitlines()), "line")})</summary>'
+          f'<pre class="code">{_e(s.text)}</pre></details>')
+    if s.kind == "rule":
+        _html_cases(s, w)
+    w('</div><div class="col">')
+    _html_source_hunks(rv, s, w)
+    w('</div></div></details>')
+
+
+def _html_cases(s: Source, w) -> None:
+    if not s.cases:
+        w(f'<p class="nr">No test case in cocci/tests/{_e(s.name)}/.</p>')
         return
-    if s.kind == "template":
-        w(f'<p>{_n(len(s.carries), "hunk")} of the {_n(s.hunks, "hunk")} of its patches carry '
-          f'the template\'s text (found by content: most of the lines the hunk adds are '
-          f'lines of the template); marked below.</p>')
-    w(f'<p>{_n(s.hunks, "hunk")} in the files it could change, {s.own_hunks} of them its own.</p>')
+    w(f'<details class="cases"><summary>Tests: {_n(len(s.cases), "case")} in '
+      f'<code>cocci/tests/{_e(s.name)}/</code> (.c &rarr; .res)</summary>')
+    for c in s.cases:
+        exp = {"res": ".res", "out": ".out (what it reports)", "": " (no expected file)"}[c.kind]
+        w(f'<div class="case" data-case="{_e(c.name)}"><div class="hunkcap"><code>{_e(c.name)}.c'
+          f'</code> &rarr; <code>{_e(c.name)}{_e(exp)}</code>'
+          + (f' &middot; <code>{_e(c.args)}</code>' if c.args else "") + '</div>')
+        if c.kind == "res":
+            d = c.diff()
+            w(_udiff_html(d) if d else '<p class="small">the rule leaves this case as it is</p>')
+        elif c.kind == "out":
+            w(f'<pre class="code">{_e(c.expected)}</pre>')
+        w(f'<details><summary>{_e(c.name)}.c and {_e(c.name)}{_e(exp.split()[0])} in full'
+          f'</summary><div class="beside"><pre class="code col">{_e(c.input)}</pre>'
+          f'<pre class="code col">{_e(c.expected or "")}</pre></div></details></div>')
+    w('</details>')
+
+
+def _udiff_html(text: str) -> str:
+    out = ['<pre class="diff">']
+    for ln in text.splitlines():
+        cls = ("h" if ln.startswith(("@@", "---", "+++")) else "a" if ln.startswith("+")
+               else "d" if ln.startswith("-") else "c")
+        out.append(f'<span class="{cls}">{_e(ln) or " "}</span>')
+    out.append("</pre>")
+    return "".join(out)
+
+
+def _hunk_caption(p: P.Patch, path: str):
+    """A caption per hunk: the runs that made it (recorded attribution)."""
+    if not p.attributed:
+        return None
+
+    def cap(h) -> str:
+        runs = p.hunk_pieces.get((path, h.index)) or []
+        return (f'<span class="made">hunk {h.index} made by: '
+                + (_e(", ".join(runs)) if runs else "nothing recorded") + '</span>')
+    return cap
+
+
+def _html_source_hunks(rv: Review, s: Source, w) -> None:
+    if not s.patches:
+        w(f'<p class="nr">{_e(_unused_why(s))}.</p>')
+        return
+    if s.kind == "template" and s.carries:
+        w(f'<p>{_n(len(s.carries), "hunk")} of its patches without a recorded attribution '
+          f'carry the template\'s text (found by content: most of the lines the hunk adds '
+          f'are lines of the template); marked below.</p>')
+    w(f'<p>{_n(s.hunks, "hunk")} {"made by it" if rv.attribution else "in the files it could change"}, '
+      f'{s.own_hunks} of them its own.</p>')
     w(f'<h3>Patches ({len(s.patches)})</h3><ul>')
     for p in s.patches:
         others = [x for x in p.sources if x != s.key]
@@ -743,28 +958,33 @@ def _html_source(rv: Review, s: Source, w) -> None:
           + ('<span class="small">(made by it alone)</span>' if not others else
              '<span class="small">with ' + " ".join(_src_link(rv, x) for x in others)
              + '</span>') + '</li>')
-    w('</ul><h3>Hunks by file</h3>')
+    w('</ul><h3>Its hunks, by file</h3>')
     for path, items in s.by_file().items():
-        n = sum(len(fd.hunks) for _, fd in items)
-        a = sum(fd.added for _, fd in items)
-        r = sum(fd.removed for _, fd in items)
+        n = sum(len(s.mine(p, fd)) for p, fd in items)
         w(f'<details><summary><code>{_e(path)}</code> &mdash; {_n(n, "hunk")} in '
-          f'{_n(len(items), "patch", "patches")}, +{a} &minus;{r}</summary>')
+          f'{_n(len(items), "patch", "patches")}</summary>')
         for p, fd in items:
-            others = [x for x in p.sources_of(path) if x != s.key]
+            mine = s.mine(p, fd)
+            own = sum(1 for h in mine if p.sources_of_hunk(path, h.index) == [s.key])
+            if p.attributed:
+                how = (f" &middot; {own} made by it alone, the others with "
+                       + ", ".join(_e(_short(x)) for x in dict.fromkeys(
+                           y for h in mine for y in p.sources_of_hunk(path, h.index)
+                           if y != s.key)) if own < len(mine) else " &middot; all made by it alone")
+            else:
+                others = [x for x in p.sources_of(path) if x != s.key]
+                how = (" &middot; in this file also from " + ", ".join(_e(_short(x)) for x in others)
+                       if others else " &middot; its own (no other source of the patch works "
+                                      "on this file)")
             w(f'<div class="hunkcap">{_patch_link(p)} {_e(p.subject)} &middot; '
-              f'{_n(len(fd.hunks), "hunk")}'
-              + (" &middot; in this file also from " + ", ".join(_e(_short(x)) for x in others)
-                 if others else f" &middot; its own (no other {'source' if s.kind != 'rule' else 'rule'}"
-                                f" of the patch works on this file)") + '</div>')
-            if s.kind == "template":
-                mine = [h for h in fd.hunks if (p.number, path, h.index) in s.carries]
-                if mine:
+              f'{_n(len(mine), "hunk")} of {len(fd.hunks)}{how}</div>')
+            if s.kind == "template" and not p.attributed:
+                carry = [h for h in mine if (p.number, path, h.index) in s.carries]
+                if carry:
                     w(f'<div class="hunkcap">carrying the template\'s text: hunk '
-                      + ", ".join(str(h.index) for h in mine) + '</div>')
-            w(_diff_html(fd.hunks))
+                      + ", ".join(str(h.index) for h in carry) + '</div>')
+            w(_diff_html(mine, _hunk_caption(p, path)))
         w('</details>')
-    w('</details>')
 
 
 def _html_files(rv: Review, w) -> None:
@@ -794,7 +1014,11 @@ def _html_patches(rv: Review, w) -> None:
         w('<table>')
         w(f'<tr><th>file</th><td><code>{_e(p.name)}</code></td></tr>')
         entry = rv.entry_of.get(p.number)
-        w(f'<tr><th>manifest entry</th><td>{_e(entry or "none found")}</td></tr>')
+        toml = rv.entry_text.get(entry or "")
+        w(f'<tr><th>manifest entry</th><td>{_e(entry or "none found")}'
+          + (f'<details class="entry"><summary>its [[entry]] in cocci/series.toml '
+             f'({_n(len(toml.splitlines()), "line")})</summary><pre class="code">{_e(toml)}</pre>'
+             f'</details>' if toml else "") + '</td></tr>')
         w('<tr><th>generated by</th><td>'
           + (" ".join(_src_link(rv, k) for k in p.sources)
              or '<span class="fail">no Generated by: line</span>') + '</td></tr>')
@@ -804,7 +1028,8 @@ def _html_patches(rv: Review, w) -> None:
         w('</table>')
         w(f'<pre class="doc">{_e(p.message)}</pre>')
         w('<table><tr><th>file</th><th>hunks</th><th>+</th><th>&minus;</th>'
-          '<th>attributed to</th></tr>')
+          f'<th>attributed to {"(recorded, hunk by hunk)" if p.attributed else "(by the manifest)"}'
+          '</th></tr>')
         for f in p.files:
             w(f'<tr><td><code>{_e(f.path)}</code>{"" if f.status == "modified" else " (" + _e(f.status) + ")"}'
               f'</td><td class="n">{len(f.hunks)}</td><td class="n">{f.added}</td>'
@@ -813,9 +1038,36 @@ def _html_patches(rv: Review, w) -> None:
         w('</table>')
         for f in p.files:
             w(f'<details><summary><code>{_e(f.path)}</code> +{f.added} &minus;{f.removed}'
-              f'</summary>{_diff_html(f.hunks)}</details>')
+              f'</summary>{_diff_html(f.hunks, _hunk_caption(p, f.path))}</details>')
         w('</details></article>')
     w('</section>')
+
+
+def _html_rangediff(rv: Review, w) -> None:
+    _sec(w, "rangediff")
+    rd = rv.rangediff
+    if rd is None:
+        w('<p class="nr">not run: no range-diff is recorded for this series.  '
+          '<code>make range-diff</code> compares it with the series committed at HEAD (or '
+          'OLD=rev|dir, OLD_KERNEL=6.1) and records the result for it.</p></section>')
+        return
+    w(f'<p><code>git range-diff</code> of <strong>{_e(rd.get("old"))}</strong> '
+      f'(series {_e(rd.get("old_series"))}, {_e(rd.get("old_source"))}) and '
+      f'<strong>{_e(rd.get("new"))}</strong> (this series, {_e(rd.get("new_source"))}), each '
+      f'applied with <code>git am</code> to its baseline: {_e(rangediff_summary(rd))}.</p>'
+      f'<p class="small"><code>{_e(rd.get("path"))}</code></p>')
+    w('<table id="rangediff-pairs"><tr><th>old</th><th></th><th>new</th><th>subject</th></tr>')
+    by_number = {p.number: p for p in rv.patches}
+    for pr in rd["pairs"]:
+        cls = {"=": "ok", "!": "fail"}.get(pr.status, "nr")
+        new = by_number.get(pr.new) if pr.new else None
+        w(f'<tr data-status="{_e(pr.status)}"><td class="n">{pr.old or "-"}</td>'
+          f'<td class="{cls}" title="{_e(RD.STATUS_WORDS.get(pr.status, ""))}">{_e(pr.status)}</td>'
+          f'<td class="n">{_patch_link(new) if new else (pr.new or "-")}</td>'
+          f'<td>{_e(pr.subject)}'
+          + (f'<details><summary>what changed</summary>{_udiff_html(pr.diff)}</details>'
+             if pr.status == "!" and pr.diff.strip() else "") + '</td></tr>')
+    w('</table></section>')
 
 
 def _html_skipped(rv: Review, w) -> None:
@@ -1066,7 +1318,7 @@ def _html_boot(rv: Review, w) -> None:
 
 def _html_notes(rv: Review, w) -> None:
     _sec(w, "notes")
-    w(f'<p><strong>Attribution.</strong> {_e(attribution_note())}</p>')
+    w(f'<p><strong>Attribution.</strong> {_e(attribution_note(rv))}</p>')
     w(f'<p><strong>Results.</strong> {_e(provenance_note())}</p>')
     w('<p><strong>Counts.</strong> A hunk is one <code>@@</code> block of a patch; '
       '+/&minus; are the lines it adds and removes.  Per-file and per-series totals are sums '
@@ -1093,6 +1345,7 @@ def render_text(rv: Review) -> str:
     w(f"{rv.source.get('source', 'source unknown')}, spatch {rv.source.get('spatch', '?')}, "
       f"identity {rv.source.get('identity', '?')}, date {rv.source.get('date', '?')}")
     w(f"series {rv.series_dir} (id {rv.series_id or '-'}); made {rv.generated}")
+    w(_wrap(reproduce.line(rv.reproduced)[1]))
     w("")
     w("Contents: " + "; ".join(f"{i}. {n}" for i, (_, n) in enumerate(SECTIONS, 1)))
 
@@ -1103,6 +1356,12 @@ def render_text(rv: Review) -> str:
       f"-{sum(p.removed for p in rv.patches)} lines in {len(rv.files)} files)")
     w(f"skipped entries:    {len(rv.skipped)}")
     w(f"rules and templates: {len(rv.sources)} ({len(used)} used by the series)")
+    w(f"reproduced:         {'yes' if reproduce.line(rv.reproduced)[0] else 'not recorded'}")
+    w("attribution:        " + (f"exact, {rv.attributed} of {len(rv.patches)} patches hunk by "
+                                 f"hunk ({len(rv.attribution.pieces)} runs)" if rv.attribution
+                                 else "by manifest (not recorded: make attribute)"))
+    w("range-diff:         " + (rangediff_summary(rv.rangediff) if rv.rangediff
+                                 else "not run (make range-diff)"))
     for label, _, st in _result_rows(rv):
         w(f"{label + ':':19} {st}")
     for n in rv.notes:
@@ -1111,14 +1370,23 @@ def render_text(rv: Review) -> str:
         w(f"NOTE: {len(rv.mismatches)} patch(es) name other rules than the manifest now does")
 
     head("rules")
-    w(_wrap(attribution_note()))
+    w(_wrap(attribution_note(rv)))
     w("")
     width = max(len(s.key) for s in rv.sources) if rv.sources else 10
-    w(f"{'rule / template':{width}}  {'kind':8} {'conf.':9} tests patches hunks   own")
+    w(f"{'rule / template':{width}}  {'kind':8} {'conf.':9} tests patches runs hunks   own")
     for s in rv.sources:
         w(f"{s.key:{width}}  {s.kind:8} {(s.confidence_word or '-'):9} "
-          f"{'-' if s.tests is None else s.tests:>5} {len(s.patches):>7} {s.hunks:>5} "
-          f"{s.own_hunks:>5}")
+          f"{'-' if s.tests is None else s.tests:>5} {len(s.patches):>7} "
+          f"{'-' if s.instances is None else s.instances:>4} {s.hunks:>5} {s.own_hunks:>5}")
+    if rv.attribution is not None:
+        for k, v in sorted(rv.figures.items()):
+            if k in A.DRIVER:
+                w(f"{k:{width}}  driver   {'':9} {'':>5} {'':>7} {len(v['instances']):>4} "
+                  f"{len(v['hunks']):>5}     -")
+        for e in rv.attribution.entries:
+            if not e.exact:
+                w(_wrap(f"not exact: {e.entry} ({e.patch:04d}): "
+                        f"{(e.error or 'differs in ' + ', '.join(e.differs)).splitlines()[0]}"))
     for s in rv.sources:
         w("")
         w(f"{s.key} [{s.kind}]{'' if s.exists else ' (file gone)'}")
@@ -1135,10 +1403,12 @@ def render_text(rv: Review) -> str:
             w(f"  {len(s.carries)} of the {s.hunks} hunks of its patches carry its text: "
               + ", ".join(f"{n:04d} {f} #{i}" for n, f, i in sorted(s.carries)))
         w(f"  patches ({len(s.patches)}): " + " ".join(p.tag for p in s.patches))
+        w("  tests: " + (", ".join(f"{c.name}.c -> {c.name}.{c.kind or '?'}" for c in s.cases)
+                          or "none"))
         own = s.own()
         for path, items in s.by_file().items():
-            n = sum(len(fd.hunks) for _, fd in items)
-            mine = sum(1 for p, fd in items for h in fd.hunks if (p.number, path, h.index) in own)
+            n = sum(len(s.mine(p, fd)) for p, fd in items)
+            mine = sum(1 for p, fd in items for h in s.mine(p, fd) if (p.number, path, h.index) in own)
             w(f"  {path}: {_n(n, 'hunk')} in {_n(len(items), 'patch', 'patches')}, {mine} own")
 
     head("files")
@@ -1165,6 +1435,18 @@ def render_text(rv: Review) -> str:
             for h in f.hunks:
                 w(f"       @@ -{h.old_start},{h.old_len} +{h.new_start},{h.new_len} @@ "
                   f"{h.context}  (+{h.added} -{h.removed})")
+                if p.attributed:
+                    w(f"         made by: {', '.join(p.hunk_pieces.get((f.path, h.index)) or ['-'])}")
+
+    head("rangediff")
+    rd = rv.rangediff
+    if rd is None:
+        w("not run: no range-diff is recorded for this series (make range-diff)")
+    else:
+        w(_wrap(f"{rd.get('old')} -> {rd.get('new')}: {rangediff_summary(rd)}"))
+        w(f"({rd.get('path')})")
+        for pr in rd["pairs"]:
+            w(f"  {pr.old or '-':>3} {pr.status} {pr.new or '-':<3} {pr.subject}")
 
     head("skipped")
     if not rv.skipped:
@@ -1255,7 +1537,7 @@ def render_text(rv: Review) -> str:
             w(f"    failure: {x.splitlines()[0] if x else x}")
 
     head("notes")
-    w(_wrap("Attribution. " + attribution_note()))
+    w(_wrap("Attribution. " + attribution_note(rv)))
     w("")
     w(_wrap("Results. " + provenance_note()))
     w("")
