@@ -390,13 +390,15 @@ def cocci_digest(cocci: Path | None = None) -> str:
 
 
 def attribute(version: str, series_dir: Path, *, tree: str | None = None,
-              jobs: int = 2) -> Attribution:
+              jobs: int = 2, manifest_path: Path | None = None) -> Attribution:
     """Apply the series in a scratch repository, replay every entry piece by
     piece (`jobs` entries at a time) and attribute every hunk."""
     from regen import manifest as M
     from regen import spatch
     t0 = time.monotonic()
-    man = M.load(paths.COCCI / "series.toml")
+    mpath = manifest_path or paths.COCCI / "series.toml"
+    man = M.load(mpath)
+    cocci = mpath.parent
     side = RD.side_from_dir(series_dir, version)
     side.baseline = RD.baseline_of(side, tree)
     # a directory of its own per run: two runs on one cache do not meet
@@ -432,7 +434,7 @@ def attribute(version: str, series_dir: Path, *, tree: str | None = None,
     commit, dirty = reproduce.repo_state()
     at = Attribution(version, side.series_id, results,
                      {p.id: p for r in results for p in r.pieces}, spatch.spatch_version(),
-                     commit, dirty, cocci_digest(),
+                     commit, dirty, cocci_digest(cocci),
                      time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), time.monotonic() - t0)
     return at
 
