@@ -129,6 +129,9 @@ def line(rec: dict | None) -> tuple[bool, str]:
     what = (f"a regen on {when} (spatch {rec.get('spatch', '?')}, "
             f"{rec.get('source', '?')}) wrote exactly these {rec.get('files', '?')} files "
             f"(digest {rec.get('digest')})")
+    if not rec.get("commit"):
+        return False, (f"Not a reproduction by a commit: {what}, but not from a git checkout "
+                       f"of slabconv (no commit to name).")
     if rec.get("dirty"):
         return False, (f"Not a reproduction by a commit: {what}, from commit {commit} with "
                        f"uncommitted changes to {', '.join(rec['dirty'][:6])}"
