@@ -155,3 +155,29 @@ def test_side_from_a_revision_of_this_repository(tmp_path):
         RD.side_from_rev("no-such-revision-xyz", "5.10", tmp_path / "x")
     with pytest.raises(SlabconvError):
         RD.side_from_rev("HEAD", "4.19", tmp_path / "y")
+
+
+def test_cli_on_5_10_a_planted_old_series_against_the_working_copy(tmp_path, monkeypatch):
+    """`slabconv range-diff --kernel 5.10 --old DIR`: the committed series
+    with one line of 0057 changed (as a rule change would) against the
+    working copy's series.  The record goes to a private directory, not
+    over the working copy's own record in the cache."""
+    import shutil
+    from slabconv import paths
+    from slabconv.cli import main
+    from report import patches as P
+    monkeypatch.setattr(RD, "record_dir", lambda version, root=None: tmp_path / "records")
+    old = tmp_path / "old"
+    shutil.copytree(paths.GENERATED / "5.10", old)
+    (p57,) = [p for p in P.numbered_patches(old) if p.name.startswith("0057-")]
+    text = p57.read_text()
+    assert text.count("+\tlist_add_tail(&p->lru, list);") == 1
+    p57.write_text(text.replace("+\tlist_add_tail(&p->lru, list);", "+\tlist_add(&p->lru, list);"))
+    out = tmp_path / "rd.txt"
+    assert main(["range-diff", "--kernel", "5.10", "--old", str(old), "--output", str(out)]) == 0
+    pairs = RD.parse(out.read_text())
+    n = len(P.numbered_patches(paths.GENERATED / "5.10"))
+    assert [p.status for p in pairs] == ["="] * 56 + ["!"] + ["="] * (n - 57)
+    assert "list_add(&p->lru, list);" in pairs[56].diff
+    rec = json.loads(next((tmp_path / "records").glob("*.json")).read_text())
+    assert rec["counts"] == {"=": n - 1, "!": 1, "<": 0, ">": 0} and rec["old"] == str(old)
