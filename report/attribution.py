@@ -20,10 +20,11 @@ line of the pre-image it removed is marked as removed by it.
 
 When the replay ends with exactly the patch's post-image in every file,
 the entry is exact, and each hunk of its patch is attributed to the
-pieces that marked its added lines and removed its removed ones.  A line
-the matching cannot place (a line the patch adds that the replay kept,
-and the like) gives its hunk every piece that changed that file (the hunk
-is counted as "by file").  An entry whose replay differs from its patch
+pieces that marked its added lines and removed its removed ones (a line
+git shows removed and added again, which the replay's matching kept,
+counts for no one).  A line the matching cannot place otherwise gives its
+hunk every piece that changed that file (the hunk is counted as "by
+file").  An entry whose replay differs from its patch
 is not attributed here (the review falls back to the manifest for it) and
 is listed.  spatch's results are cached per input (regen/spatch.py), so a
 second run costs seconds; the first on 5.10 is the ~300 single-rule runs.
@@ -84,6 +85,7 @@ class Track:
 
     def __init__(self, text: str):
         self.lines = text.splitlines(keepends=True)
+        self.orig = list(self.lines)
         self.by: list[frozenset] = [frozenset()] * len(self.lines)
         self.base: list[int | None] = list(range(len(self.lines)))
         self.removed: dict[int, frozenset] = {}
@@ -298,19 +300,40 @@ def attribute_hunks(fd: P.FileDiff, track: Track, changed_file: list[str]) -> tu
     for h in fd.hunks:
         got: set = set()
         lost = False
+        # a line git shows removed and added again (a blank line the diff
+        # aligned otherwise than the replay's matching) was made by no one
+        plus = {ln[1:] for ln in h.lines if ln.startswith("+")}
+        minus = {ln[1:] for ln in h.lines if ln.startswith("-")}
         i, j = h.old_start - 1 if h.old_len else h.old_start, h.new_start - 1 if h.new_len else h.new_start
+        olds, news = range(i, i + h.old_len), range(j, j + h.new_len)
+
+        def same_text_removed(t: str) -> set | None:
+            """The removers of an equal line of the hunk's old range (git's
+            diff and the replay's matching chose different equal lines)."""
+            ks = [k for k in olds if k in track.removed and k < len(track.orig)
+                  and track.orig[k].rstrip("\n") == t]
+            return set().union(*(track.removed[k] for k in ks)) if ks else None
+
+        def same_text_written(t: str) -> set | None:
+            ks = [k for k in news if k < len(track.lines) and track.base[k] is None
+                  and track.lines[k].rstrip("\n") == t]
+            return set().union(*(track.by[k] for k in ks)) if ks else None
         for ln in h.lines:
             if ln.startswith("+"):
                 if j < len(track.by) and track.base[j] is None:
                     got |= track.by[j]
-                else:
-                    lost = True
+                elif ln[1:] not in minus:
+                    alt = same_text_written(ln[1:])
+                    lost |= alt is None
+                    got |= alt or set()
                 j += 1
             elif ln.startswith("-"):
                 if i in track.removed:
                     got |= track.removed[i]
-                else:
-                    lost = True
+                elif ln[1:] not in plus:
+                    alt = same_text_removed(ln[1:])
+                    lost |= alt is None
+                    got |= alt or set()
                 i += 1
             elif ln.startswith(" "):
                 i += 1

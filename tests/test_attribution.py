@@ -186,3 +186,26 @@ def test_track_marks_writers_and_removers():
     assert t.by[1] == frozenset({"x#1", "x#2"}) and t.by[3] == frozenset({"x#2"})
     assert t.base == [0, None, 2, None]
     assert not t.update("a\nB2\nc\nd\n", "x#3")
+
+
+def test_a_line_git_aligns_otherwise_goes_to_the_run_that_removed_its_twin():
+    """git's diff removes lines 3-4 ("y", "}"); the replay's matching said
+    the run removed lines 2-3 ("}", "y"): the "}" git shows removed is its
+    twin, removed by the same run.  A blank line git shows removed and
+    added again is no one's.  A line with no twin is placed by file."""
+    fd = P.parse_diff("diff --git a/f.c b/f.c\n--- a/f.c\n+++ b/f.c\n"
+                      "@@ -1,5 +1,3 @@\n x\n }\n-y\n-}\n z\n")[0]
+    t = A.Track("x\n}\ny\n}\nz\n")
+    t.lines, t.by, t.base = ["x\n", "}\n", "z\n"], [frozenset()] * 3, [0, 3, 4]
+    t.removed = {1: frozenset({"e#1"}), 2: frozenset({"e#1"})}
+    assert A.attribute_hunks(fd, t, ["e#1"]) == ([["e#1"]], [])
+    t = A.Track("x\n\nz\n")
+    t.update("x\nw\n\nz\n", "e#1")          # the run wrote w; git shows the blank line moved
+    fd2 = P.parse_diff("diff --git a/f.c b/f.c\n--- a/f.c\n+++ b/f.c\n"
+                       "@@ -1,3 +1,4 @@\n x\n-\n+w\n+\n z\n")[0]
+    assert A.attribute_hunks(fd2, t, ["e#1"]) == ([["e#1"]], [])
+    t = A.Track("x\nq\nz\n")
+    t.update("x\nr\nz\n", "e#1")
+    lone = P.parse_diff("diff --git a/f.c b/f.c\n--- a/f.c\n+++ b/f.c\n"
+                        "@@ -1,3 +1,3 @@\n-x\n+x2\n q\n z\n")[0]
+    assert A.attribute_hunks(lone, t, ["e#1"]) == ([["e#1"]], [1])
