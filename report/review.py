@@ -954,10 +954,13 @@ def _html_source_hunks(rv: Review, s: Source, w) -> None:
     w(f'<h3>Patches ({len(s.patches)})</h3><ul>')
     for p in s.patches:
         others = [x for x in p.sources if x != s.key]
+        idle = p.attributed and not any(s.mine(p, f) for f in p.files)
         w(f'<li>{_patch_link(p)} {_e(p.subject)} '
           + ('<span class="small">(made by it alone)</span>' if not others else
              '<span class="small">with ' + " ".join(_src_link(rv, x) for x in others)
-             + '</span>') + '</li>')
+             + '</span>')
+          + (' <span class="nr">its runs made no hunk of this patch</span>' if idle else "")
+          + '</li>')
     w('</ul><h3>Its hunks, by file</h3>')
     for path, items in s.by_file().items():
         n = sum(len(s.mine(p, fd)) for p, fd in items)
