@@ -181,3 +181,41 @@ def test_cli_on_5_10_a_planted_old_series_against_the_working_copy(tmp_path, mon
     assert "list_add(&p->lru, list);" in pairs[56].diff
     rec = json.loads(next((tmp_path / "records").glob("*.json")).read_text())
     assert rec["counts"] == {"=": n - 1, "!": 1, "<": 0, ">": 0} and rec["old"] == str(old)
+
+
+def test_a_rule_change_shows_in_the_patches_it_changes_only(tmp_path):
+    """What a reviewer of a rule change sees: a copy of cocci/ in which one
+    line of the code page_chain_queue.cocci adds is reworded, the 5.10
+    series regenerated from it, and the range-diff against the series
+    committed at HEAD: the patch that rule makes (0057) is '!', with the
+    reworded line, and every other patch '='."""
+    import shutil
+    from regen import series as S
+    from regen.worktree import parse_identity
+    from report import patches as P
+    from slabconv import paths
+    from slabconv.source import resolve
+    old_line = "/* The pages were queued as a ring without its head: put one back. */"
+    new_line = "/* Queued as a ring without its head: put one page back on it. */"
+    cocci = tmp_path / "cocci"
+    shutil.copytree(paths.COCCI, cocci)
+    rule = cocci / "rules" / "page_chain_queue.cocci"
+    assert rule.read_text().count(old_line) == 1
+    rule.write_text(rule.read_text().replace(old_line, new_line))
+    src = resolve("5.10", None)
+    committed = paths.GENERATED / "5.10"
+    out = tmp_path / "series"
+    S.regenerate(src.tree, src.source_id, version="5.10", output=out,
+                 identity=parse_identity(P.read_source(committed)["identity"]),
+                 manifest_path=cocci / "series.toml")
+    old = RD.side_from_rev("HEAD", "5.10", tmp_path / "old")
+    old.baseline = RD.baseline_of(old)
+    new = RD.side_from_dir(out, "5.10", "rule change")
+    new.baseline = old.baseline
+    rd = RD.range_diff(old, new, tmp_path / "work")
+    n = len(old.patches)
+    changed = [p.new for p in rd.pairs if p.status != "="]
+    assert changed == [57], rd.text[:3000]
+    assert rd.pairs[56].subject == "iommu: Use put_pages_list"
+    assert old_line in rd.pairs[56].diff and new_line in rd.pairs[56].diff
+    assert len(rd.pairs) == n
