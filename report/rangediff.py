@@ -325,9 +325,9 @@ def cmd_range_diff(args) -> int:
         old.baseline = baseline_of(old, args.tree if not args.old_kernel else None)
         new.baseline = baseline_of(new, args.tree)
         rd = range_diff(old, new, tmp)
+        rec = record(rd)            # while the old side's files are there (its series id)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    rec = record(rd)
     if args.output:
         Path(args.output).write_text(rd.text)
         print(args.output)

@@ -181,6 +181,11 @@ def test_cli_on_5_10_a_planted_old_series_against_the_working_copy(tmp_path, mon
     assert "list_add(&p->lru, list);" in pairs[56].diff
     rec = json.loads(next((tmp_path / "records").glob("*.json")).read_text())
     assert rec["counts"] == {"=": n - 1, "!": 1, "<": 0, ">": 0} and rec["old"] == str(old)
+    assert rec["old_series"] == R.series_id(P.numbered_patches(old)) != rec["new_series"]
+    # the default old side, HEAD's series, is copied out of git; its id is recorded too
+    assert main(["range-diff", "--kernel", "5.10", "--output", str(out)]) == 0
+    rec = json.loads((tmp_path / "records" / f"{rec['new_series']}.json").read_text())
+    assert rec["old"].startswith("HEAD (") and len(rec["old_series"]) == 16
 
 
 def test_a_rule_change_shows_in_the_patches_it_changes_only(tmp_path):
