@@ -13,6 +13,10 @@
 #   STRICT=1          `make residue` fails when a use of struct page is not allowed
 #   OUTPUT=<dir>      where `make review` writes review.html and review.txt
 #                     (default $SLABCONV_CACHE/review/KERNEL/)
+#   OLD=<rev|dir>     `make range-diff`: the old series (default: the one committed at HEAD)
+#   NEW=<dir>         `make range-diff`: the new series (default: the working copy's)
+#   OLD_KERNEL=<v>    `make range-diff`: the old series is this kernel's (e.g. 6.1)
+#   OUT=<file>        `make range-diff`: write the range-diff there (default: stdout)
 
 KERNEL ?= 5.10
 TREE ?=
@@ -25,7 +29,7 @@ SLABCONV := $(PY) -m slabconv
 SRC_ARGS := --kernel $(KERNEL) $(if $(TREE),--tree $(TREE))
 CFG_ARGS := $(if $(CONFIG),--config $(CONFIG))
 
-.PHONY: all help deps fetch regen verify layout checkpatch residue boot reference bench review test test-fast
+.PHONY: all help deps fetch regen verify layout checkpatch residue boot reference bench review range-diff attribute test test-fast
 
 all: deps ## the main job: regen, the checks, slub built and booted; says what is left (make verify, make boot)
 	$(SLABCONV) all $(SRC_ARGS) $(CFG_ARGS) $(if $(BISECT),--bisect-configs $(BISECT)) $(if $(RUNTIME),--runtime-configs $(RUNTIME))
@@ -66,6 +70,12 @@ bench: deps ## time regeneration (whole and per entry), build, and boot + tests 
 
 review: deps ## the review report (HTML + text): each rule beside its hunks, skipped entries, last results
 	$(SLABCONV) review $(SRC_ARGS) $(if $(OUTPUT),--output $(OUTPUT))
+
+attribute: deps ## attribute every hunk to the rule run that made it (each step run alone; the review shows it)
+	$(SLABCONV) attribute $(SRC_ARGS)
+
+range-diff: deps ## git range-diff of the series: HEAD's committed one vs the working copy's (OLD=rev|dir NEW=dir OLD_KERNEL=6.1 OUT=file)
+	$(SLABCONV) range-diff $(SRC_ARGS) $(if $(OLD),--old $(OLD)) $(if $(NEW),--new $(NEW)) $(if $(OLD_KERNEL),--old-kernel $(OLD_KERNEL)) $(if $(OUT),--output $(OUT))
 
 mail: deps ## a mail-ready copy of the series: threaded, Testing section, changelog (PREVIOUS=rev), Cc (CC=1), UNTESTED=1
 	$(SLABCONV) mail $(SRC_ARGS) $(if $(OUTPUT),--output $(OUTPUT)) $(if $(UNTESTED),--untested) $(if $(PREVIOUS),--previous $(PREVIOUS)) $(if $(CC),--cc-maintainers)

@@ -82,9 +82,25 @@ class Patch:
     # file -> the sources that could have changed it (the manifest's steps
     # that name the file); a file not in it: every source of the patch
     file_sources: dict = field(default_factory=dict)
+    # (file, hunk index) -> the sources that made the hunk, from a recorded
+    # attribution (report/attribution.py: every step run alone); and the
+    # runs themselves, driver edits included, as labels
+    hunk_sources: dict = field(default_factory=dict)
+    hunk_pieces: dict = field(default_factory=dict)
+    attributed: bool = False     # hunk_sources holds every hunk of the patch
 
     def sources_of(self, path: str) -> list[str]:
+        if self.attributed:
+            return list(dict.fromkeys(s for (f, _), v in self.hunk_sources.items()
+                                      if f == path for s in v))
         return self.file_sources.get(path, self.sources)
+
+    def sources_of_hunk(self, path: str, index: int) -> list[str]:
+        """The sources that made hunk `index` of `path`: the recorded
+        attribution's, else every source that could have changed the file."""
+        if self.attributed:
+            return self.hunk_sources.get((path, index), [])
+        return self.sources_of(path)
 
     @property
     def added(self) -> int:

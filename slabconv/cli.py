@@ -1,5 +1,5 @@
 """The slabconv command line: fetch, regen, verify, residue, boot, reference, bench, all,
-review, mail."""
+review, mail, range-diff, attribute."""
 from __future__ import annotations
 
 import argparse
@@ -33,6 +33,7 @@ def cmd_fetch(args) -> int:
 def do_regen(args, src=None):
     import os
     from regen import series, worktree
+    from regen.spatch import spatch_version
     from .pipeline import series_dir
     from .source import committed_identity, resolve
     if src is None:
@@ -60,6 +61,8 @@ def do_regen(args, src=None):
                       f"{out / 'ENTRIES'})")
     info("regen", f"{len(res.entries)} patches, {len(res.skipped)} steps skipped, "
                   f"in {res.seconds:.1f}s -> {out}")
+    from report import reproduce        # the review's byte-for-byte line reads this record
+    reproduce.record_regen(src.version, out, src.source_id, spatch_version(), res.seconds)
     return src, res
 
 
@@ -102,9 +105,11 @@ def build_parser() -> argparse.ArgumentParser:
     from . import reference
     reference.add_command(sub, _common)
 
-    from report import mail, review
+    from report import attribution, mail, rangediff, review
     review.add_command(sub)
     mail.add_command(sub)
+    rangediff.add_command(sub)
+    attribution.add_command(sub)
     return ap
 
 

@@ -364,7 +364,7 @@ def test_no_results_are_not_run(world, tmp_path):
     assert rv.results == {}
     text = review.render_text(rv)
     assert "slub: not run (the cache has no such result)" in text
-    assert "residue" in text and "pass" not in text.split("6. Verify")[1]
+    assert "residue" in text and "pass" not in text.split("7. Verify")[1]
 
 
 def _stamp(rv, other=False):
@@ -703,3 +703,116 @@ def test_per_patch_code_and_boot_results_are_shown(world, tmp_path, monkeypatch)
     html = review.render_html(rv)
     assert "code: kfree +8 UNEXPECTED" in html and "boot: FAIL 6.0s" in html
     assert "code: same" in html and "boot: pass" in html
+
+
+# ------------------------------------------------- rules reviewed as rules
+
+def test_each_rule_has_its_smpl_and_its_test_cases(world, tmp_path):
+    repo, cocci, series = world
+    (cocci / "tests" / "alpha" / "one.c").write_text("int y;\nint w;\n")
+    (cocci / "tests" / "alpha" / "one.res").write_text("int z;\nint w;\n")
+    (cocci / "tests" / "alpha" / "one.args").write_text("-D fn=f\n")
+    rv = _build(world, tmp_path / "cache")
+    alpha = rv.find_source("cocci/rules/alpha.cocci")
+    assert [(c.name, c.kind) for c in alpha.cases] == [("one", "res"), ("two", "")]
+    assert "-int y;" in alpha.cases[0].diff() and "+int z;" in alpha.cases[0].diff()
+    html = review.render_html(rv)
+    part = html.split(f'id="{alpha.anchor}"')[1].split('<details class="box source"')[0]
+    # the whole SmPL, escaped, then the cases, beside the hunks
+    assert review._e((cocci / "rules" / "alpha.cocci").read_text()) in part
+    assert part.index('class="smpl"') < part.index('class="cases"') < part.index("Its hunks")
+    case = part.split('data-case="one"')[1].split('data-case="two"')[0]
+    assert '<span class="d">-int y;</span>' in case and '<span class="a">+int z;</span>' in case
+    assert "-D fn=f" in case
+    assert "(no expected file)" in part.split('data-case="two"')[1]
+    tmpl = rv.find_source("cocci/templates/tmpl.h")
+    assert review._e("#define T_ONE 1") in html.split(f'id="{tmpl.anchor}"')[1]
+    assert "tests: one.c -> one.res, two.c -> two.?" in review.render_text(rv)
+
+
+def test_each_patch_shows_its_manifest_entry(world, tmp_path):
+    rv = _build(world, tmp_path / "cache")
+    assert set(rv.entry_text) == {"one", "gone", "two", "three", "not-in-cover"}
+    assert rv.entry_text["two"].startswith("[[entry]]\nid = \"two\"")
+    assert 'template = "templates/tmpl.h"' in rv.entry_text["two"]
+    assert "[[entry]]" not in rv.entry_text["two"][1:]
+    html = review.render_html(rv)
+    art = html.split('id="patch-0002"')[1].split("</article>")[0]
+    assert '<details class="entry">' in art and review._e('id = "two"') in art
+    assert review._e('rule = "rules/beta.cocci"') in art
+
+
+def _git(repo, *args):
+    import subprocess
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@l", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@l", "GIT_CONFIG_GLOBAL": "/dev/null",
+           "GIT_CONFIG_NOSYSTEM": "1", "PATH": os.environ["PATH"]}
+    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True,
+                          text=True, env=env).stdout
+
+
+def test_byte_for_byte_only_from_a_regen_record_of_these_bytes(world, tmp_path):
+    import shutil
+    from report import reproduce
+    repo, cocci, series = world
+    cache = tmp_path / "cache"
+    rv = _build(world, cache)
+    ok, line = reproduce.line(rv.reproduced)
+    assert not ok and line.startswith("No regen in this cache wrote exactly these files")
+    assert "reproduce" not in review.render_html(rv).split('id="reproduced"')[1][:40]
+    # the series committed in a git checkout of slabconv, and regen's record of it
+    shutil.copytree(series, repo / "generated-patches" / "5.10")
+    _git(repo, "init", "-q")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", "x")
+    head = _git(repo, "rev-parse", "HEAD").strip()
+    assert reproduce.record_regen("5.10", series, "linux-source-5.10_5.10.1-1", "1.1.1", 4.2,
+                                  root=cache, repo=repo)
+    rv = _build(world, cache)
+    ok, line = reproduce.line(rv.reproduced)
+    assert ok and rv.reproduced["committed"] and rv.reproduced["dirty"] == []
+    assert line.startswith(f"The rules at commit {head[:12]} reproduce the committed series "
+                           f"byte for byte") and "spatch 1.1.1" in line
+    html = review.render_html(rv)
+    assert f'<p id="reproduced" class="repro">{review._e(line)}</p>' in html
+    assert "reproduced:         yes" in review.render_text(rv)
+    # one byte of one file changed: not these bytes any more
+    c = series / "0000-cover-letter.patch"
+    c.write_text(c.read_text().replace("The blurb.", "The blurb!"))
+    rv = _build(world, cache)
+    assert rv.reproduced is None and not reproduce.line(rv.reproduced)[0]
+    # a regen from uncommitted rules is no reproduction by a commit
+    (cocci / "rules" / "alpha.cocci").write_text("// changed\n")
+    reproduce.record_regen("5.10", series, "linux-source-5.10_5.10.1-1", "1.1.1", 4.2,
+                           root=cache, repo=repo)
+    rv = _build(world, cache)
+    ok, line = reproduce.line(rv.reproduced)
+    assert not ok and line.startswith("Not a reproduction by a commit") \
+        and "cocci/rules/alpha.cocci" in line
+
+
+def test_the_range_diff_section(world, tmp_path):
+    from report import rangediff as RD
+    repo, cocci, series = world
+    cache = tmp_path / "cache"
+    rv = _build(world, cache)
+    html = review.render_html(rv)
+    part = html.split('<section id="rangediff">')[1].split("</section>")[0]
+    assert "not run" in part and "make range-diff" in part
+    old = RD.Side("HEAD (abc):generated-patches/5.10", series, "5.10", {"source": "s"})
+    new = RD.Side("working copy", series, "5.10", {"source": "s"})
+    text = ("1:  aaaaaaa = 1:  bbbbbbb mm: First\n"
+            "2:  aaaaaab ! 2:  bbbbbbc mm: Second\n"
+            "    @@ include/b.h\n    -+#define T_TWO 2\n    ++#define T_TWO 22\n"
+            "3:  aaaaaac = 3:  bbbbbbd " + SUBJ3 + "\n")
+    rd = RD.RangeDiff(old, new, text, RD.parse(text), 1.0)
+    assert RD.record(rd, cache)
+    rv = _build(world, cache)
+    assert rv.rangediff is not None
+    html = review.render_html(rv)
+    part = html.split('<section id="rangediff">')[1].split("</section>")[0]
+    assert [m for m in re.findall(r'data-status="(.)"', part)] == ["=", "!", "="]
+    assert 'href="#patch-0002"' in part and review._e("++#define T_TWO 22") in part
+    assert "1 changed" in html.split('<section id="summary">')[1].split("</section>")[0]
+    text = review.render_text(rv)
+    assert "    2 ! 2   mm: Second" in text

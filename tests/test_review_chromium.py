@@ -16,6 +16,7 @@ import signal
 import struct
 import subprocess
 import zlib
+from html import escape
 from pathlib import Path
 
 import pytest
@@ -185,3 +186,165 @@ def test_the_checks_reject_an_empty_page(rendered):
     assert any("missing" in p for p in dom_problems(
         dom.replace('<strong>cocci/rules/slab_fold.cocci</strong>', ''), n, _sources()))
     assert dom_problems(dom, n + 1, _sources()) != []
+
+
+# ---------------------------------------------------------------------------
+# the page with what the commands record: exact attribution, range-diff, regen
+
+PLANTED = ("0057-", "+\tlist_add_tail(&p->lru, list);", "+\tlist_add(&p->lru, list);")
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory):
+    """The committed 5.10 series reviewed with what `slabconv regen` (into a
+    scratch directory, with the committed series' identity), `slabconv
+    attribute` and `slabconv range-diff` (HEAD against the working copy)
+    record, and a planted series (one line of 0057 changed, as a rule
+    change would) reviewed with its range-diff against HEAD.  The commands
+    run on the session's cache (seconds to a minute or two when warm; cold,
+    the fetch, the baseline and ~300 single-rule spatch runs: ~6 min); their
+    records are copied into a private cache that the review reads."""
+    from report import attribution as A
+    from report import rangediff as RD
+    from report import reproduce
+    from slabconv.cli import main
+    tmp = tmp_path_factory.mktemp("recorded")
+    priv = tmp / "cache"
+    committed = paths.GENERATED / "5.10"
+    mp = pytest.MonkeyPatch()
+    mp.setenv("SLABCONV_IDENTITY", P.read_source(committed)["identity"])
+    try:
+        assert main(["regen", "--kernel", "5.10", "--output", str(tmp / "regen")]) == 0
+    finally:
+        mp.undo()
+    d = reproduce.digest(tmp / "regen")
+    rec = paths.cache_root() / "runs" / "regen-5.10" / f"{d}.json"
+    (priv / "runs" / "regen-5.10").mkdir(parents=True)
+    shutil.copy(rec, priv / "runs" / "regen-5.10" / rec.name)
+    at = A.attribute("5.10", committed)
+    A.record(at, priv)
+    old = RD.side_from_rev("HEAD", "5.10", tmp / "old")
+    old.baseline = RD.baseline_of(old)
+    new = RD.side_from_dir(committed, "5.10", "working copy")
+    new.baseline = old.baseline
+    RD.record(RD.range_diff(old, new, tmp / "rd1"), priv)
+    planted = tmp / "planted"
+    shutil.copytree(committed, planted)
+    (p57,) = [p for p in P.numbered_patches(planted) if p.name.startswith(PLANTED[0])]
+    text = p57.read_text()
+    assert text.count(PLANTED[1]) == 1
+    p57.write_text(text.replace(PLANTED[1], PLANTED[2]))
+    psd = RD.side_from_dir(planted, "5.10", "planted")
+    psd.baseline = old.baseline
+    RD.record(RD.range_diff(old, psd, tmp / "rd2"), priv)
+    mp = pytest.MonkeyPatch()
+    mp.setenv("SLABCONV_CACHE", str(priv))
+    try:
+        rv = review.build("5.10")
+        rvp = review.build("5.10", planted)
+    finally:
+        mp.undo()
+    html, _ = review.write(rv, tmp / "out")
+    phtml, _ = review.write(rvp, tmp / "planted-out")
+    profile = tmp / "profile"
+    profile.mkdir()
+    png = tmp / "recorded.png"
+    shot = screenshot(html.as_uri(), png, profile)
+    same = subprocess.run(["git", "-C", str(paths.REPO), "diff", "--quiet", "HEAD", "--",
+                           str(committed)]).returncode == 0
+    return {"review": rv, "at": at, "dom": dump_dom(html.as_uri(), profile),
+            "pdom": dump_dom(phtml.as_uri(), profile), "png": png, "shot": shot,
+            "regen_same": d == reproduce.digest(committed), "same_as_head": same}
+
+
+def _part(dom: str, sid: str) -> str:
+    return dom.split(f'<section id="{sid}">')[1].split("</section>")[0]
+
+
+def rule_rows(dom: str) -> dict[str, tuple[int, int]]:
+    """The rule table as shown: source -> (hunks, own)."""
+    return {m[0]: (int(m[1]), int(m[2])) for m in re.findall(
+        r'<tr data-source="([^"]+)">.*?<td class="n hunks">(\d+)</td>'
+        r'<td class="n own">(\d+)', dom)}
+
+
+def test_recorded_page_renders(recorded):
+    assert recorded["shot"].returncode == 0, recorded["shot"].stderr[-2000:]
+    assert png_problems(recorded["png"]) == []
+    rv = recorded["review"]
+    assert dom_problems(recorded["dom"], len(rv.patches), _sources()) == []
+
+
+def test_every_hunk_is_attributed_and_own_is_what_was_recorded(recorded):
+    from report import attribution as A
+    rv, at, dom = recorded["review"], recorded["at"], recorded["dom"]
+    assert all(e.exact for e in at.entries), [e.entry for e in at.entries if not e.exact]
+    n = len(rv.patches)
+    assert f"{n} of {n} patches attributed hunk by hunk" in _part(dom, "summary")
+    # one caption per hunk, in the patches section
+    hunks = sum(len(p.hunks) for p in rv.patches)
+    assert _part(dom, "patches").count('<span class="made">hunk ') == hunks
+    # the table shows the recorded figures: each rule's hunks and own
+    rows = rule_rows(dom)
+    fig = A.per_source(at, rv.patches)
+    for key, (h, o) in rows.items():
+        want = fig.get(key, {"hunks": set(), "own": set()})
+        assert (h, o) == (len(want["hunks"]), len(want["own"])), key
+    # a conversion's rules no longer all claim the same hunks and own none
+    conv = ["cocci/rules/slab_param.cocci", "cocci/rules/slab_callers.cocci"]
+    assert all(rows[k][1] > 0 for k in conv), {k: rows[k] for k in conv}
+    assert len({rows[k][0] for k in conv + ["cocci/rules/slab_fold.cocci"]}) == 3
+    assert sum(o for _, o in rows.values()) <= hunks
+
+
+def test_each_rule_box_has_its_smpl_and_its_cases(recorded):
+    dom = _part(recorded["dom"], "rules")
+    for f in sorted((paths.COCCI / "rules").glob("*.cocci")):
+        anchor = "src-" + re.sub(r"[^A-Za-z0-9]+", "-", f"cocci/rules/{f.name}").strip("-")
+        box = dom.split(f'id="{anchor}"')[1].split('<details class="box source"')[0]
+        assert '<details class="smpl">' in box, f.name
+        first = next(ln for ln in f.read_text().splitlines() if ln.startswith("///"))
+        assert escape(first, quote=False) in box, f.name     # as the DOM serialises text
+        n = len(list((paths.COCCI / "tests" / f.stem).glob("*.c")))
+        assert box.count("data-case=") == n, (f.name, n)
+
+
+def test_each_patch_shows_its_manifest_entry(recorded):
+    rv, dom = recorded["review"], _part(recorded["dom"], "patches")
+    for p in rv.patches:
+        art = dom.split(f'id="patch-{p.tag}"')[1].split("</article>")[0]
+        entry = rv.entry_of[p.number]
+        assert '<details class="entry">' in art and f'id = "{entry}"' in art.replace("&quot;", '"'), p.tag
+
+
+def test_the_byte_for_byte_line_comes_from_the_regen_record(recorded):
+    rv, dom = recorded["review"], recorded["dom"]
+    line = re.search(r'<p id="reproduced" class="(\w+)">(.*?)</p>', dom)
+    assert line is not None
+    if not recorded["regen_same"]:
+        assert line[1] == "norepro" and "No regen in this cache" in line[2]
+        pytest.fail("the rules do not reproduce the committed series: regen wrote other bytes")
+    rec = rv.reproduced
+    assert rec is not None and rec["spatch"] in line[2] and rec["commit"][:12] in line[2]
+    if rec["dirty"]:
+        assert line[1] == "norepro" and line[2].startswith("Not a reproduction by a commit")
+    elif rec["committed"]:
+        assert line[1] == "repro" and "reproduce the committed series byte for byte" in line[2]
+
+
+def test_range_diffs_show_exactly_the_changed_patch(recorded):
+    rv = recorded["review"]
+    n = len(rv.patches)
+    statuses = re.findall(r'<tr data-status="(.)">', _part(recorded["dom"], "rangediff"))
+    assert len(statuses) == n
+    if recorded["same_as_head"]:
+        assert statuses == ["="] * n
+    part = _part(recorded["pdom"], "rangediff")
+    rows = re.findall(r'<tr data-status="(.)"><td class="n">(\d+|-)</td>', part)
+    k = int(PLANTED[0][:4])
+    assert [s for s, _ in rows] == ["="] * (k - 1) + ["!"] + ["="] * (n - k)
+    changed = part.split('<tr data-status="!">')[1].split("</tr>")[0]
+    assert f'href="#patch-{k:04d}"' in changed and "list_add(&amp;p-&gt;lru, list);" in changed
+    # the planted series is no series regen wrote, nor one the attribution was made of
+    assert "No regen in this cache wrote exactly these files" in recorded["pdom"]
+    assert "not recorded for this series" in _part(recorded["pdom"], "summary")
