@@ -801,7 +801,7 @@ def _html_summary(rv: Review, w) -> None:
 
 
 def _result_rows(rv: Review) -> list[tuple[str, str, str]]:
-    from slabconv.pipeline import DEFAULT_BISECT, DEFAULT_CONFIGS
+    from slabconv.pipeline import DEFAULT_CONFIGS
     rows = []
     for c in rv.configs("verify-", DEFAULT_CONFIGS):
         rows.append((f"verify {c}", "verify", status_of(rv.results.get(f"verify-{c}"))))
@@ -991,7 +991,7 @@ def _html_source_hunks(rv: Review, s: Source, w) -> None:
             if s.kind == "template" and not p.attributed:
                 carry = [h for h in mine if (p.number, path, h.index) in s.carries]
                 if carry:
-                    w(f'<div class="hunkcap">carrying the template\'s text: hunk '
+                    w('<div class="hunkcap">carrying the template\'s text: hunk '
                       + ", ".join(str(h.index) for h in carry) + '</div>')
             w(_diff_html(mine, _hunk_caption(p, path)))
         w('</details>')

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from . import paths
 from .log import SlabconvError, info
-from .source import Source, resolve
+from .source import Source
 
 DEFAULT_CONFIG = "slub"
 # One kernel per allocator: each is built (baseline and patched: new
