@@ -14,7 +14,7 @@ from pathlib import Path
 from slabconv import paths
 from slabconv.log import SlabconvError, info
 
-from . import (declsplit, effects, kerneldoc, manifest, members, spatch, template, tidy, upstream,
+from . import (declsplit, effects, guard, kerneldoc, manifest, members, spatch, template, tidy, upstream,
                warmstart)
 from .worktree import Identity, WorkTree
 
@@ -437,6 +437,8 @@ def regenerate(tree: Path, source_id: str, *, version: str, output: Path | None,
                 info("regen", f"[{i}/{total}] SKIPPED {entry.subject}")
                 skipped.append((entry.id, entry.subject, entry.skip))
                 continue
+            if not converted_at:        # a use left of what it removes stops the run
+                guard.check(wt.path, entry)
             ahead.launch(i - 1)
             done = ahead.take(i - 1)
             if not converted_at:

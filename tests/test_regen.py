@@ -951,3 +951,71 @@ def test_a_return_that_can_be_null_is_refused_with_its_file_and_line(tree, tmp_p
     msg = str(e.value)
     assert "entry 'grab'" in msg and "refuse" in msg
     assert "mm/slub.c:7: grab_slab() returns fresh, which can be NULL there" in msg, msg
+
+
+REMOVE = """
+    [[entry]]
+    id = "remove"
+    subject = "mm: Remove slab from struct page"
+    message = "Take them out."
+      [[entry.step]]
+      remove_members = ["slab_cache", "freelist", "inuse"]
+      struct = "page"
+      into = "include/linux/mm_types.h"
+      why = "a test"
+      [[entry.expect]]
+      absent = 'inuse'
+      in = ["include/linux/mm_types.h"]
+"""
+
+
+def _struct_page_tree(tree: Path) -> None:
+    (tree / "include" / "linux").mkdir(parents=True)
+    (tree / "include" / "linux" / "mm_types.h").write_text(textwrap.dedent("""\
+        struct page {
+        	unsigned long flags;
+        	struct kmem_cache *slab_cache;
+        	void *freelist;
+        	unsigned inuse;
+        };
+        """))
+
+
+def test_a_slab_member_used_through_struct_page_stops_the_removal(tree, tmp_path, cache):
+    """A use of a member the removal entry takes out of struct page, which
+    no rule converted, stops regen before that entry (exit 1): file, line,
+    function and member are named, and no series is written.  A member of
+    the same name in a struct of its own, and a page used as a page, are
+    not uses."""
+    _struct_page_tree(tree)
+    (tree / "drivers").mkdir()
+    (tree / "drivers" / "user.c").write_text(textwrap.dedent("""\
+        struct pool { void *freelist; };
+
+        static unsigned int count_used(struct page *page)
+        {
+        	return page->inuse;
+        }
+
+        static void drop(struct pool *p, struct page *page)
+        {
+        	p->freelist = NULL;
+        	put_page(page);
+        }
+        """))
+    m = write_manifest(tmp_path / "cocci", RENAME + REMOVE)
+    with pytest.raises(SlabconvError) as e:
+        regen(tree, m, tmp_path)
+    assert e.value.exit_code == 1
+    msg = str(e.value)
+    assert "entry 'remove'" in msg
+    assert "drivers/user.c:5: count_used(): page->inuse" in msg
+    assert msg.count("page->") == 1, msg
+    assert not (tmp_path / "out").exists(), "no series is written"
+
+
+def test_no_use_left_lets_the_removal_through(tree, tmp_path, cache):
+    _struct_page_tree(tree)
+    m = write_manifest(tmp_path / "cocci", RENAME + REMOVE)
+    res = regen(tree, m, tmp_path)
+    assert [p.name for p in res.patches][-1] == "0002-mm-Remove-slab-from-struct-page.patch"
