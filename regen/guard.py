@@ -42,6 +42,33 @@ def uses_left(tree: Path, members: list[str]) -> list:
                   key=lambda u: (u.file, u.line, u.field))
 
 
+def _baseline_line(tree: Path, f: str, line: int) -> int | None:
+    """The line of the tree regen started from (the work tree's baseline
+    commit) that is line `line` of `f` now, when the patches so far left
+    it as it was."""
+    import difflib
+    import subprocess
+    from .worktree import BASE_TAG
+    cp = subprocess.run(["git", "-C", str(tree), "show", f"{BASE_TAG}:{f}"],
+                        capture_output=True, text=True, errors="replace")
+    if cp.returncode != 0:
+        return None
+    old = cp.stdout.splitlines()
+    new = (tree / f).read_text(errors="replace").splitlines()
+    sm = difflib.SequenceMatcher(None, old, new, autojunk=False)
+    for tag, i1, i2, j1, j2 in sm.get_opcodes():
+        if tag == "equal" and j1 < line <= j2:
+            return i1 + line - j1
+    return None
+
+
+def place(tree: Path, f: str, line: int) -> str:
+    """`file:line` in the tree regen was given (the user's), or, for a line
+    an earlier patch of the series wrote, its line after those patches."""
+    was = _baseline_line(tree, f, line) if (tree / ".git").exists() else line
+    return f"{f}:{was}" if was is not None else f"{f}:{line} (a line the series wrote)"
+
+
 def check(tree: Path, entry: manifest.Entry) -> None:
     """Stop (exit 1) when code in `tree` still uses a member `entry` removes."""
     members = removed_members(entry)
@@ -52,7 +79,7 @@ def check(tree: Path, entry: manifest.Entry) -> None:
     left = uses_left(tree, members)
     if not left:
         return
-    lines = [f"  {u.file}:{u.line}: {u.function}(): page->{u.field}" for u in left]
+    lines = [f"  {place(tree, u.file, u.line)}: {u.function}(): page->{u.field}" for u in left]
     raise SlabconvError(
         f"entry '{entry.id}' ({entry.subject}) removes the slab members from struct page, "
         f"but {len(left)} use(s) of them through a struct page are left that no rule "
