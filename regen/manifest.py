@@ -7,6 +7,9 @@ Schema (TOML, see cocci/series.toml for the documented real thing):
                         files (optional: the files of every step that names none)
                         skip = "reason": a step of the seed series that does
                         not exist in this kernel; reported, no patch
+                        usage = true: no steps; the usage pass
+                        (regen/usage.py) converts what it finds, and the
+                        entry has no patch when it finds nothing
       [[entry.step]]    one of:
                           rule = "rules/x.cocci", files = [...], defines = {k = v}
                           template = "templates/x.h", into = "file",
@@ -116,6 +119,7 @@ class Entry:
     depends: list[str] = field(default_factory=list)
     skip: str = ""               # why the step does not apply (no patch)
     code: list[CodeExpect] = field(default_factory=list)   # expected code changes
+    usage: bool = False          # the usage pass (regen/usage.py) chooses its steps
 
     @property
     def files(self) -> list[str]:
@@ -312,6 +316,13 @@ def load(path: Path) -> Series:
                                  list(e.get("depends", [])), skip=skip.strip()))
             continue
         message = _req(e, "message", where)
+        if e.get("usage"):
+            if "step" in e or "expect" in e or "code" in e:
+                raise SlabconvError(f"manifest: {where}: a usage entry has no steps, expects "
+                                    f"or code: the usage pass chooses its conversions", 2)
+            entries.append(Entry(ident, subject, message.strip(), e.get("seed", ""), [], [],
+                                 list(e.get("depends", [])), usage=True))
+            continue
         default_files = e.get("files")       # the steps' files unless a step names its own
         steps = _fold_once([x for j, st in enumerate(_req(e, "step", where), 1)
                             for x in _steps(st if "files" in st or not default_files

@@ -104,9 +104,12 @@ def _word_before(text: str, end: int) -> str:
 
 def _declared_page(name: str, text: str) -> bool:
     """Whether `name` may be declared with type struct page in `text` (a
-    parameter, a local, a global, a struct member, a function): loose on
-    purpose, `struct page` and the name in one declaration."""
-    return re.search(r"struct\s+page\b[^;{}]*?\b%s\b" % re.escape(name), text) is not None
+    parameter, a local, a global, a struct member, a function): `struct
+    page`, pointer stars and qualifiers, then the name, or the name later in
+    the same declarator list (`struct page *a = NULL, *name`)."""
+    return re.search(r"struct\s+page\b(?:[\s*]|const\b|volatile\b|__\w+\b)*"
+                     r"(?:\w+\s*(?:\[[^\]]*\])*\s*(?:=[^,;(){}]*)?,[\s*]*)*\b%s\b"
+                     % re.escape(name), text) is not None
 
 
 def may_use(text: str) -> bool:
