@@ -42,6 +42,7 @@ from slabconv.log import SlabconvError, info
 from . import manifest, spatch
 
 RULE = paths.COCCI / "rules" / "slab_usage.cocci"
+ROUNDTRIP = "rules/slab_roundtrip.cocci"   # the fold outside mm/
 ROUNDS = 4          # a caller's local converted after its callee's parameter, and so on
 _LINE = re.compile(r"^SLABCONV-USAGE: (param|local) (\S+):(\d+): (\w+) (\w+)$", re.M)
 
@@ -190,6 +191,32 @@ def steps_for(tree: Path, found: list[Found]) -> tuple[list[manifest.Step], list
     return steps, left
 
 
+def sees_slab_helpers(tree: Path, f: str) -> bool:
+    """Whether code in `f` can call mm/slab.h's helpers (virt_to_slab(),
+    slab_address(), ...): mm/slab.h itself, or a file that includes it."""
+    if f == "mm/slab.h":
+        return True
+    text = (tree / f).read_text(errors="replace")
+    return re.search(r'^#\s*include\s+"(\.\./)*slab\.h"', text, re.M) is not None
+
+
+def _fold(tree: Path, steps: list[manifest.Step]) -> list[manifest.Step]:
+    """The fold after the conversions (slab_fold.cocci), over the files it
+    may fold in: it writes mm/slab.h's helpers (page_slab(virt_to_head_page(x))
+    becomes virt_to_slab(x)), which a file that does not include mm/slab.h
+    (code outside mm/) cannot call; there page_slab() and slab_page(),
+    which <linux/page-flags.h> defines, stay, and only their round trips
+    are folded (slab_roundtrip.cocci)."""
+    inside: list[str] = []
+    outside: list[str] = []
+    for st in steps:
+        for f in st.files:
+            if f not in inside + outside:
+                (inside if sees_slab_helpers(tree, f) else outside).append(f)
+    return ([manifest.Step("rule", manifest.FOLD, inside, optional=True)] if inside else []) + \
+        ([manifest.Step("rule", ROUNDTRIP, outside, optional=True)] if outside else [])
+
+
 def apply(series: manifest.Series, entry: manifest.Entry, wt) -> tuple[manifest.Entry, list[str], list[Found]]:
     """Run the usage pass for `entry` on the work tree: find, convert, again
     until nothing new is found.  Returns the entry as it is committed (its
@@ -212,7 +239,7 @@ def apply(series: manifest.Series, entry: manifest.Entry, wt) -> tuple[manifest.
             break
         for x in found:
             info("regen", f"    usage: {x.describe()}")
-        step_entry = replace(entry, steps=manifest._fold_once(steps), expects=[], usage=False)
+        step_entry = replace(entry, steps=steps + _fold(wt.path, steps), expects=[], usage=False)
         for f in apply_entry(series, step_entry, wt):
             if f not in changed:
                 changed.append(f)

@@ -73,7 +73,8 @@ def test_a_caller_in_another_file_is_adapted(tmp_path, cache):
             }
             """)})
     x = (res.worktree.path / "drivers" / "x" / "x.c").read_text()
-    assert "struct slab *slab = virt_to_slab(p);" in x and "slab_free_count(slab)" in x, x
+    assert "struct slab *slab = page_slab(virt_to_head_page(p));" in x, x
+    assert "slab_free_count(slab)" in x, x
     e = [e for e in res.entries if e.origin == "usage"][0]
     assert e.conversions == ["slab_free_count(): parameter page (mm/user.c)",
                              "use(): local page (drivers/x/x.c)"]
@@ -85,3 +86,21 @@ def test_nothing_found_is_no_patch_and_no_cover_note(tmp_path, cache):
     res = _regen(tmp_path, {"mm/page.c": "static void *map(struct page *page)\n{\n"
                                          "\treturn page_address(page);\n}\n"})
     assert res.patches == [] or all("Convert remaining" not in p.name for p in res.patches)
+
+
+def test_outside_mm_no_fold_to_the_helpers_of_mm_slab_h(tmp_path, cache):
+    """Code outside mm/ cannot call virt_to_slab() (mm/slab.h): its local is
+    converted with page_slab(), which <linux/page-flags.h> has."""
+    res = _regen(tmp_path, {"lib/user.c": textwrap.dedent("""\
+        #include <linux/mm.h>
+
+        struct kmem_cache *cache_of(const void *x)
+        {
+        	struct page *page = virt_to_head_page(x);
+
+        	return page->slab_cache;
+        }
+        """)})
+    got = (res.worktree.path / "lib" / "user.c").read_text()
+    assert "struct slab *slab = page_slab(virt_to_head_page(x));" in got, got
+    assert "return slab->slab_cache;" in got

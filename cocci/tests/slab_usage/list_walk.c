@@ -1,4 +1,6 @@
 // New code (not in 5.10): slab lists walked with a struct page cursor.
+#include "slab.h"
+
 static unsigned long count_free(struct kmem_cache_node *n)
 {
 	struct page *page;

@@ -1,4 +1,6 @@
 // New code (not in 5.10): pages used as pages stay pages; a page used
+#include "slab.h"
+
 // both ways is not reported.
 static void *map(struct page *page)
 {

@@ -1,4 +1,6 @@
 // New code (not in 5.10): a parameter used as a slab only, and its caller.
+#include "slab.h"
+
 static unsigned int free_objects(struct kmem_cache *s, struct page *page)
 {
 	if (!page)
