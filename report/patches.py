@@ -80,6 +80,7 @@ class Patch:
     # file -> the sources that could have changed it (the manifest's steps
     # that name the file); a file not in it: every source of the patch
     file_sources: dict = field(default_factory=dict)
+    origin: str = "manifest"     # or "usage": the usage pass chose the conversions
 
     def sources_of(self, path: str) -> list[str]:
         return self.file_sources.get(path, self.sources)

@@ -38,7 +38,8 @@ def do_regen(args):
     res = series.regenerate(src.tree, src.source_id, version=src.version, output=out,
                             identity=worktree.user_identity(), until=getattr(args, "until", None))
     for e in res.entries:
-        info("regen", f"  {e.seconds:6.2f}s  {e.subject}")
+        info("regen", f"  {e.seconds:6.2f}s  {e.subject}"
+                      f"{'  [usage: ' + '; '.join(e.conversions) + ']' if e.origin == 'usage' else ''}")
     for _, subject, reason in res.skipped:
         info("regen", f"  skipped  {subject}: {' '.join(reason.split())}")
     if res.converted_at:

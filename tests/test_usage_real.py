@@ -10,9 +10,11 @@ unlinked and written anew) with the user's code appended to the files.
 regen then copies it into a work tree of its own, as for any TREE=.
 """
 import os
+import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -97,3 +99,191 @@ def drop(tree: Path) -> None:
     if work.exists():
         _rmtree(work)
     shutil.rmtree(tree)
+
+
+# ---- a branch with slab code of its own of every form: converted, builds -----
+# Each addition compiles on 5.10 as it is.  `page_*` functions that use their
+# page as a page must come out of the series unchanged.
+FORMS = {
+    "mm/slub.c": """
+/* user code: a parameter used as a slab, a walk of the partial list whose
+ * cursor flows into it, a local passed to slab_lock() (which the series
+ * converts), and a page that is only a page */
+static unsigned int __maybe_unused user_slub_free(struct page *page)
+{
+\treturn page->objects - page->inuse;
+}
+
+static unsigned long __maybe_unused user_slub_partial_free(struct kmem_cache_node *n)
+{
+\tstruct page *page;
+\tunsigned long x = 0;
+
+\tlist_for_each_entry(page, &n->partial, slab_list)
+\t\tx += user_slub_free(page);
+\treturn x;
+}
+
+static void __maybe_unused user_slub_lock_first(struct kmem_cache_node *n)
+{
+\tstruct page *page;
+
+\tpage = list_first_entry_or_null(&n->partial, struct page, slab_list);
+\tif (!page)
+\t\treturn;
+\tslab_lock(page);
+\tslab_unlock(page);
+}
+
+static void *__maybe_unused user_slub_page_only(struct page *page)
+{
+\treturn page_address(page);
+}
+""",
+    "mm/slab.c": """
+/* user code: SLAB's full list walked, page->active read */
+static unsigned int __maybe_unused user_slab_active(struct kmem_cache_node *n)
+{
+\tstruct page *page;
+\tunsigned int x = 0;
+
+\tlist_for_each_entry(page, &n->slabs_full, slab_list)
+\t\tx += page->active;
+\treturn x;
+}
+
+static int __maybe_unused user_slab_page_only(struct page *page)
+{
+\treturn page_count(page);
+}
+""",
+    "mm/slob.c": """
+/* user code: a SLOB page from virt_to_page(), its units read */
+static int __maybe_unused user_slob_units(const void *b)
+{
+\tstruct page *sp = virt_to_page(b);
+
+\treturn sp->units;
+}
+
+static int __maybe_unused user_slob_page_only(const void *b)
+{
+\tstruct page *sp = virt_to_page(b);
+
+\treturn page_to_nid(sp);
+}
+""",
+    "mm/slab_common.c": """
+/* user code: a cache read off virt_to_head_page(), and a freelist
+ * parameter */
+static struct kmem_cache *__maybe_unused user_common_cache(const void *x)
+{
+\tstruct page *page = virt_to_head_page(x);
+
+\treturn page->slab_cache;
+}
+
+static void *__maybe_unused user_common_freelist(struct page *page)
+{
+\treturn page->freelist;
+}
+
+static void __maybe_unused user_common_page_only(struct page *page)
+{
+\tput_page(page);
+}
+""",
+    "lib/dump_stack.c": """
+#include <linux/mm.h>
+
+/* user code outside mm/: a cache read off virt_to_head_page() */
+static struct kmem_cache *__maybe_unused user_lib_cache(const void *x)
+{
+\tstruct page *page = virt_to_head_page(x);
+
+\treturn page->slab_cache;
+}
+
+static int __maybe_unused user_lib_page_only(const void *x)
+{
+\tstruct page *page = virt_to_head_page(x);
+
+\treturn page_count(page);
+}
+""",
+}
+
+# the objects that hold the additions, and the configuration that builds each
+OBJECTS = {"slub": ["mm/slub.o", "mm/slab_common.o", "lib/dump_stack.o"],
+           "slab": ["mm/slab.o"], "slob": ["mm/slob.o"]}
+
+
+def _function(text: str, name: str) -> str:
+    i = text.index(name + "(")
+    i = text.rindex("\n", 0, i) + 1
+    return text[i:text.index("\n}\n", i) + 3]
+
+
+def test_every_form_is_converted_and_the_objects_build(tmp_path):
+    """`slabconv regen --tree` on the branch: the usage patch converts every
+    addition used as a slab and leaves the page-only ones alone; the objects
+    that hold them build at the baseline, at the last named patch before
+    the usage patch, at the usage patch and at the removal, in the
+    configuration that compiles each (tinyconfig + verify/configs, objects
+    only: `make <dir>/<file>.o`)."""
+    from regen.worktree import BASE_TAG, tree_id
+    from verify import kbuild, kconfig
+    tree = user_branch(tmp_path, FORMS)
+    out = tmp_path / "series"
+    env = dict(os.environ, SLABCONV_IDENTITY="slabconv <slabconv@localhost>")
+    cp = subprocess.run([sys.executable, "-m", "slabconv", "regen", "--tree", str(tree),
+                         "--output", str(out)], cwd=REPO, env=env, capture_output=True,
+                        text=True)
+    try:
+        assert cp.returncode == 0, cp.stderr[-4000:]
+        patches = sorted(out.glob("0*.patch"))
+        usage_patch = [p for p in patches if "Convert-remaining-users" in p.name]
+        assert len(usage_patch) == 1, [p.name for p in patches]
+        assert patches[-1].name.endswith("mm-Remove-slab-from-struct-page.patch")
+        msg = usage_patch[0].read_text()
+        for conv in ("user_slub_free(): parameter page (mm/slub.c)",
+                     "user_slub_partial_free(): local page (mm/slub.c)",
+                     "user_slub_lock_first(): local page (mm/slub.c)",
+                     "user_slab_active(): local page (mm/slab.c)",
+                     "user_slob_units(): local sp (mm/slob.c)",
+                     "user_common_cache(): local page (mm/slab_common.c)",
+                     "user_common_freelist(): parameter page (mm/slab_common.c)",
+                     "user_lib_cache(): local page (lib/dump_stack.c)"):
+            assert conv in msg, msg[:3000]
+        assert "page_only" not in msg
+        work = paths.cache_root() / "work" / paths.DEFAULT_KERNEL / tree_id(tree) / "linux"
+        for f, code in FORMS.items():
+            final = (work / f).read_text()
+            for name in re.findall(r"(user_\w+_page_only)\(", code):
+                assert _function(final, name) == _function(tree.joinpath(f).read_text(), name)
+            for name in re.findall(r"(user_\w+)\(", code):
+                if "page_only" not in name:
+                    assert "struct page" not in _function(final, name), _function(final, name)
+        commits = subprocess.run(["git", "-C", str(work), "log", "--reverse", "--format=%H %s",
+                                  f"{BASE_TAG}..HEAD"], capture_output=True, text=True,
+                                 check=True).stdout.splitlines()
+        k = next(i for i, c in enumerate(commits) if "Convert remaining users" in c)
+        points = {"baseline": BASE_TAG, "last named": commits[k - 1].split()[0],
+                  "usage": commits[k].split()[0], "removal": commits[-1].split()[0]}
+        builds = tmp_path / "o"
+        times = {}
+        for label, rev in points.items():
+            subprocess.run(["git", "-C", str(work), "checkout", "-q", "-f", rev], check=True)
+            for config, objs in OBJECTS.items():
+                o = builds / config
+                kconfig.configure_named(work, o, config)
+                arch = kconfig.config_arch(config)
+                t0 = time.monotonic()
+                r = subprocess.run(kbuild.make_args(work, o, arch, 2) + objs,
+                                   env=kbuild.build_env(work, o), capture_output=True, text=True)
+                times[(label, config)] = round(time.monotonic() - t0)
+                assert r.returncode == 0, (f"{label} ({rev[:12]}), {config}: "
+                                           f"{kbuild.error_excerpt(r.stdout + r.stderr)}")
+        print("object builds (s):", times)
+    finally:
+        drop(tree)
