@@ -28,6 +28,11 @@ Schema (TOML, see cocci/series.toml for the documented real thing):
                           signature = "function", param = "text", in = [files]
                           absent = "regex", in = [files]
                           present = "regex", in = [files]
+      [[entry.upstream]] like [[entry.expect]]: on a kernel that has struct
+                        slab, all of them holding shows that upstream made
+                        the entry's change its own way (verdict "upstream",
+                        with the lines found), where the entry's rules no
+                        longer fit
       [[entry.code]]    functions = [names or globs], why = "...",
                         objects = [...] (optional)
                         -- functions whose compiled code this patch is
@@ -120,6 +125,9 @@ class Entry:
     skip: str = ""               # why the step does not apply (no patch)
     code: list[CodeExpect] = field(default_factory=list)   # expected code changes
     usage: bool = False          # the usage pass (regen/usage.py) chooses its steps
+    # on a kernel that has struct slab: what shows that upstream made this
+    # change in its own way (all must hold; regen/upstream.py)
+    upstream: list[Expect] = field(default_factory=list)
 
     @property
     def files(self) -> list[str]:
@@ -334,8 +342,9 @@ def load(path: Path) -> Series:
         for d in deps:
             if d not in ids:
                 raise SlabconvError(f"manifest: {where} depends on '{d}', which is not an earlier entry", 2)
+        ups = [_expect(x, f"{where} upstream {j}") for j, x in enumerate(e.get("upstream", []), 1)]
         entries.append(Entry(ident, subject, message.strip(),
-                             e.get("seed", ""), steps, expects, deps, code=code))
+                             e.get("seed", ""), steps, expects, deps, code=code, upstream=ups))
     if not entries:
         raise SlabconvError(f"manifest {path}: no entries", 2)
     return Series(_req(s, "subject", "series"), s.get("blurb", "").strip(),

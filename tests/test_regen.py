@@ -1019,3 +1019,45 @@ def test_no_use_left_lets_the_removal_through(tree, tmp_path, cache):
     m = write_manifest(tmp_path / "cocci", RENAME + REMOVE)
     res = regen(tree, m, tmp_path)
     assert [p.name for p in res.patches][-1] == "0002-mm-Remove-slab-from-struct-page.patch"
+
+
+def test_an_entry_that_upstream_made_its_own_way_is_upstream_with_its_lines(tree, tmp_path, cache):
+    """[[entry.upstream]]: on a kernel with struct slab, an entry whose rules
+    no longer fit but whose change upstream made in its own code (the
+    lines its checks find) is 'upstream' with those lines as evidence, not
+    'not applicable'; the usage entry is 'not applicable' there."""
+    from regen import upstream
+    (tree / "mm" / "slab.h").write_text("struct slab {\n\tunsigned long flags;\n};\n")
+    (tree / "drivers").mkdir()
+    (tree / "drivers" / "pt.c").write_text(
+        "static void free_pt(struct page *p, struct list_head *freelist)\n{\n"
+        "\tlist_add_tail(&p->lru, freelist);\n}\n")
+    m = write_manifest(tmp_path / "c", '''
+    [[entry]]
+    id = "lists"
+    subject = "drivers: Use put_pages_list"
+    message = "m"
+      [[entry.step]]
+      rule = "rules/page_chain_walk.cocci"
+      files = ["drivers/pt.c"]
+      [[entry.expect]]
+      present = 'put_pages_list'
+      in = ["drivers/pt.c"]
+      [[entry.upstream]]
+      present = 'list_add_tail\\(&p->lru, freelist\\)'
+      in = ["drivers/pt.c"]
+      [[entry.upstream]]
+      absent = '->freelist = '
+      in = ["drivers/pt.c"]
+
+    [[entry]]
+    id = "usage"
+    subject = "mm: Convert remaining users of struct page's slab fields"
+    usage = true
+    message = "m"
+''')
+    res = regen(tree, m, tmp_path)
+    verdicts = {v[0]: (v[2], v[3]) for v in res.verdicts}
+    assert verdicts["lists"][0] == upstream.UPSTREAM
+    assert verdicts["lists"][1][0] == "upstream: drivers/pt.c:3: list_add_tail(&p->lru, freelist);"
+    assert verdicts["usage"][0] == upstream.NOT_APPLICABLE
