@@ -245,7 +245,8 @@ def test_every_form_is_converted_and_the_objects_build(tmp_path):
         usage_patch = [p for p in patches if "Convert-remaining-users" in p.name]
         assert len(usage_patch) == 1, [p.name for p in patches]
         assert patches[-1].name.endswith("mm-Remove-slab-from-struct-page.patch")
-        msg = usage_patch[0].read_text()
+        msg = usage_patch[0].read_text().split("\n---\n")[0]      # the message
+        shutil.copy(usage_patch[0], tmp_path / "usage.patch")        # kept for a look
         for conv in ("user_slub_free(): parameter page (mm/slub.c)",
                      "user_slub_partial_free(): local page (mm/slub.c)",
                      "user_slub_lock_first(): local page (mm/slub.c)",
