@@ -215,7 +215,8 @@ static int __maybe_unused user_lib_page_only(const void *x)
 
 # the objects that hold the additions, and the configuration that builds each
 OBJECTS = {"slub": ["mm/slub.o", "mm/slab_common.o", "lib/dump_stack.o"],
-           "slab": ["mm/slab.o"], "slob": ["mm/slob.o"]}
+           "slab": ["mm/slab.o", "mm/slab_common.o"], "slob": ["mm/slob.o", "mm/slab_common.o"]}
+SOURCES = {c: [o[:-2] + ".c" for o in objs] for c, objs in OBJECTS.items()}
 
 
 def _function(text: str, name: str) -> str:
@@ -227,10 +228,11 @@ def _function(text: str, name: str) -> str:
 def test_every_form_is_converted_and_the_objects_build(tmp_path):
     """`slabconv regen --tree` on the branch: the usage patch converts every
     addition used as a slab and leaves the page-only ones alone; the objects
-    that hold them build at the baseline, at the last named patch before
-    the usage patch, at the usage patch and at the removal, in the
-    configuration that compiles each (tinyconfig + verify/configs, objects
-    only: `make <dir>/<file>.o`)."""
+    that hold them build, in the configuration that compiles each
+    (tinyconfig + verify/configs, objects only: `make <dir>/<file>.o`), at
+    every patch that changes one of their files (where a named entry
+    rewrites calls in the user's code), and at the baseline, the last named
+    patch, the usage patch and the removal in every configuration."""
     from regen.worktree import BASE_TAG, tree_id
     from verify import kbuild, kconfig
     tree = user_branch(tmp_path, FORMS)
@@ -265,26 +267,40 @@ def test_every_form_is_converted_and_the_objects_build(tmp_path):
             for name in re.findall(r"(user_\w+)\(", code):
                 if "page_only" not in name:
                     assert "struct page" not in _function(final, name), _function(final, name)
-        commits = subprocess.run(["git", "-C", str(work), "log", "--reverse", "--format=%H %s",
-                                  f"{BASE_TAG}..HEAD"], capture_output=True, text=True,
-                                 check=True).stdout.splitlines()
-        k = next(i for i, c in enumerate(commits) if "Convert remaining users" in c)
-        points = {"baseline": BASE_TAG, "last named": commits[k - 1].split()[0],
-                  "usage": commits[k].split()[0], "removal": commits[-1].split()[0]}
+        def log(*files):
+            return subprocess.run(["git", "-C", str(work), "log", "--reverse", "--format=%H",
+                                   f"{BASE_TAG}..HEAD", "--", *files], capture_output=True,
+                                  text=True, check=True).stdout.split()
+        commits = log()
+        k = next(i for i, c in enumerate(commits) if "Convert remaining users" in subprocess.run(
+            ["git", "-C", str(work), "log", "-1", "--format=%s", c], capture_output=True,
+            text=True).stdout)
+        # every patch that changes a file holding the user's code is built in
+        # each configuration that compiles that file; the baseline, the last
+        # named patch, the usage patch and the removal in all of them
+        wants: dict[str, set] = {c: set(OBJECTS) for c in
+                                 (BASE_TAG, commits[k - 1], commits[k], commits[-1])}
+        for config, files in SOURCES.items():
+            for c in log(*files):
+                wants.setdefault(c, set()).add(config)
+        order = [BASE_TAG] + [c for c in commits if c in wants]
         builds = tmp_path / "o"
-        times = {}
-        for label, rev in points.items():
+        times: dict[str, float] = {}
+        for n, rev in enumerate(order):
             subprocess.run(["git", "-C", str(work), "checkout", "-q", "-f", rev], check=True)
-            for config, objs in OBJECTS.items():
+            label = "baseline" if rev == BASE_TAG else f"patch {commits.index(rev) + 1}"
+            for config in sorted(wants[rev]):
                 o = builds / config
                 kconfig.configure_named(work, o, config)
-                arch = kconfig.config_arch(config)
                 t0 = time.monotonic()
-                r = subprocess.run(kbuild.make_args(work, o, arch, 2) + objs,
-                                   env=kbuild.build_env(work, o), capture_output=True, text=True)
-                times[(label, config)] = round(time.monotonic() - t0)
+                r = subprocess.run(kbuild.make_args(work, o, kconfig.config_arch(config), 2)
+                                   + OBJECTS[config], env=kbuild.build_env(work, o),
+                                   capture_output=True, text=True)
+                times[config] = times.get(config, 0) + time.monotonic() - t0
                 assert r.returncode == 0, (f"{label} ({rev[:12]}), {config}: "
                                            f"{kbuild.error_excerpt(r.stdout + r.stderr)}")
-        print("object builds (s):", times)
+        print(f"object builds: {len(order)} points, "
+              f"{sum(len(w) for w in wants.values())} builds, seconds per config:",
+              {c: round(t) for c, t in times.items()})
     finally:
         drop(tree)
