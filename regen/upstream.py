@@ -83,7 +83,7 @@ def _evidence(x: manifest.Expect, tree: Path) -> str:
             line = s.count("\n", 0, m.start()) + 1
             text = s.splitlines()[line - 1].strip()
             at.append(f"{f}:{line}: {text}")
-    return "upstream: " + "; ".join(at)
+    return "; ".join(at)
 
 
 def classify(entry: manifest.Entry, tree: Path, root: Path) -> Verdict | None:

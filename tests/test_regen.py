@@ -1059,5 +1059,5 @@ def test_an_entry_that_upstream_made_its_own_way_is_upstream_with_its_lines(tree
     res = regen(tree, m, tmp_path)
     verdicts = {v[0]: (v[2], v[3]) for v in res.verdicts}
     assert verdicts["lists"][0] == upstream.UPSTREAM
-    assert verdicts["lists"][1][0] == "upstream: drivers/pt.c:3: list_add_tail(&p->lru, freelist);"
+    assert verdicts["lists"][1][0] == "drivers/pt.c:3: list_add_tail(&p->lru, freelist);"
     assert verdicts["usage"][0] == upstream.NOT_APPLICABLE
