@@ -445,9 +445,10 @@ def regenerate(tree: Path, source_id: str, *, version: str, output: Path | None,
                 guard.check(wt.path, entry)
             if entry.usage:
                 if converted_at:        # struct page has no slab members left to move off
-                    verdicts.append((entry.id, entry.subject, upstream.NOT_APPLICABLE,
-                                     ["the usage pass converts code that uses struct page's "
-                                      "slab members; this kernel's struct page has none"]))
+                    why = ("the usage pass converts code that uses struct page's slab "
+                           "members; this kernel's struct page has none")
+                    info("regen", f"[{i}/{total}] {entry.subject}\n    not applicable: {why}")
+                    verdicts.append((entry.id, entry.subject, upstream.NOT_APPLICABLE, [why]))
                     continue
                 info("regen", f"[{i}/{total}] {entry.subject} (the usage pass)")
                 entry, files, found = usage.apply(series, entry, wt)
