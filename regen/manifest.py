@@ -7,6 +7,9 @@ Schema (TOML, see cocci/series.toml for the documented real thing):
                         files (optional: the files of every step that names none)
                         skip = "reason": a step of the seed series that does
                         not exist in this kernel; reported, no patch
+                        usage = true: no steps; the usage pass
+                        (regen/usage.py) converts what it finds, and the
+                        entry has no patch when it finds nothing
       [[entry.step]]    one of:
                           rule = "rules/x.cocci", files = [...], defines = {k = v}
                           template = "templates/x.h", into = "file",
@@ -25,6 +28,11 @@ Schema (TOML, see cocci/series.toml for the documented real thing):
                           signature = "function", param = "text", in = [files]
                           absent = "regex", in = [files]
                           present = "regex", in = [files]
+      [[entry.upstream]] like [[entry.expect]]: on a kernel that has struct
+                        slab, all of them holding shows that upstream made
+                        the entry's change its own way (verdict "upstream",
+                        with the lines found), where the entry's rules no
+                        longer fit
       [[entry.code]]    functions = [names or globs], why = "...",
                         objects = [...] (optional)
                         -- functions whose compiled code this patch is
@@ -116,6 +124,10 @@ class Entry:
     depends: list[str] = field(default_factory=list)
     skip: str = ""               # why the step does not apply (no patch)
     code: list[CodeExpect] = field(default_factory=list)   # expected code changes
+    usage: bool = False          # the usage pass (regen/usage.py) chooses its steps
+    # on a kernel that has struct slab: what shows that upstream made this
+    # change in its own way (all must hold; regen/upstream.py)
+    upstream: list[Expect] = field(default_factory=list)
 
     @property
     def files(self) -> list[str]:
@@ -313,6 +325,13 @@ def load(path: Path) -> Series:
                                  list(e.get("depends", [])), skip=skip.strip()))
             continue
         message = _req(e, "message", where)
+        if e.get("usage"):
+            if "step" in e or "expect" in e or "code" in e:
+                raise SlabconvError(f"manifest: {where}: a usage entry has no steps, expects "
+                                    f"or code: the usage pass chooses its conversions", 2)
+            entries.append(Entry(ident, subject, message.strip(), e.get("seed", ""), [], [],
+                                 list(e.get("depends", [])), usage=True))
+            continue
         default_files = e.get("files")       # the steps' files unless a step names its own
         steps = _fold_once([x for j, st in enumerate(_req(e, "step", where), 1)
                             for x in _steps(st if "files" in st or not default_files
@@ -324,8 +343,9 @@ def load(path: Path) -> Series:
         for d in deps:
             if d not in ids:
                 raise SlabconvError(f"manifest: {where} depends on '{d}', which is not an earlier entry", 2)
+        ups = [_expect(x, f"{where} upstream {j}") for j, x in enumerate(e.get("upstream", []), 1)]
         entries.append(Entry(ident, subject, message.strip(),
-                             e.get("seed", ""), steps, expects, deps, code=code))
+                             e.get("seed", ""), steps, expects, deps, code=code, upstream=ups))
     if not entries:
         raise SlabconvError(f"manifest {path}: no entries", 2)
     return Series(_req(s, "subject", "series"), s.get("blurb", "").strip(),

@@ -15,8 +15,8 @@ from pathlib import Path
 from slabconv import paths
 from slabconv.log import SlabconvError, info
 
-from . import (declsplit, effects, kerneldoc, manifest, members, spatch, template, tidy, upstream,
-               warmstart)
+from . import (declsplit, effects, guard, kerneldoc, manifest, members, spatch, template, tidy, upstream,
+               usage, warmstart)
 from .worktree import Identity, WorkTree
 
 MANIFEST = "series.toml"
@@ -29,6 +29,8 @@ class EntryResult:
     seconds: float
     files: list[str]
     commit: str = ""
+    origin: str = "manifest"     # or "usage": chosen by the usage pass (regen/usage.py)
+    conversions: list[str] = field(default_factory=list)   # the usage pass's, described
 
 
 @dataclass
@@ -315,6 +317,8 @@ def _independent(entries: list[manifest.Entry], k: int, j: int) -> bool:
     """Whether entry j can be applied before entries k..j-1 with the same
     result: none of them writes a file j reads, nor reads one j writes."""
     rj, wj = _reads(entries[j]), set(entries[j].files)
+    if entries[j].usage or any(e.usage for e in entries[k:j]):
+        return False            # the usage pass's files are known only when it runs
     return all(not (rj & set(e.files)) and not (wj & _reads(e))
                for e in entries[k:j] if not e.skip)
 
@@ -430,6 +434,26 @@ def regenerate(tree: Path, source_id: str, *, version: str, output: Path | None,
             if entry.skip:
                 info("regen", f"[{i}/{total}] SKIPPED {entry.subject}")
                 skipped.append((entry.id, entry.subject, entry.skip))
+                continue
+            if not converted_at:        # a use left of what it removes stops the run
+                guard.check(wt.path, entry)
+            if entry.usage:
+                if converted_at:        # struct page has no slab members left to move off
+                    why = ("the usage pass converts code that uses struct page's slab "
+                           "members; this kernel's struct page has none")
+                    info("regen", f"[{i}/{total}] {entry.subject}\n    not applicable: {why}")
+                    verdicts.append((entry.id, entry.subject, upstream.NOT_APPLICABLE, [why]))
+                    continue
+                info("regen", f"[{i}/{total}] {entry.subject} (the usage pass)")
+                entry, files, found = usage.apply(series, entry, wt)
+                if not found:
+                    info("regen", "    usage: nothing to convert that the named entries "
+                                  "did not: no patch")
+                    continue
+                committer.commit(commit_message(series, entry, identity), wt.snapshot(files))
+                results.append(EntryResult(entry.id, entry.subject, time.monotonic() - e0,
+                                           files, origin="usage",
+                                           conversions=[x.describe() for x in found]))
                 continue
             ahead.launch(i - 1)
             done = ahead.take(i - 1)
@@ -608,7 +632,8 @@ def summary_json(result: RegenResult) -> str:
     return json.dumps({
         "seconds": round(result.seconds, 2),
         "entries": [{"id": e.id, "subject": e.subject, "seconds": round(e.seconds, 2),
-                     "files": e.files, "commit": e.commit} for e in result.entries],
+                     "files": e.files, "commit": e.commit, "origin": e.origin,
+                     "conversions": e.conversions} for e in result.entries],
         "skipped": [{"id": i, "subject": sub, "reason": r} for i, sub, r in result.skipped],
         "output": str(result.output) if result.output else None,
         "worktree": str(result.worktree.path),

@@ -70,6 +70,22 @@ SEARCH = ["mm/slab.h", "include/linux/mm_types.h", "include/linux/page-flags.h",
           "include/linux/slab_def.h", "include/linux/mm.h", "mm/kasan/kasan.h"]
 
 
+def _evidence(x: manifest.Expect, tree: Path) -> str:
+    """An upstream check that holds, with the first line that shows it per
+    file for a `present` one."""
+    if x.kind != "present":
+        return f"{x.describe()}"
+    at = []
+    for f in x.files:
+        s = effects.strip_comments(_text(tree, f) or "")
+        m = re.search(x.value, s, re.M)
+        if m:
+            line = s.count("\n", 0, m.start()) + 1
+            text = s.splitlines()[line - 1].strip()
+            at.append(f"{f}:{line}: {text}")
+    return "; ".join(at)
+
+
 def classify(entry: manifest.Entry, tree: Path, root: Path) -> Verdict | None:
     """The verdict before applying `entry` to `tree` (None: try to apply it)."""
     missing_files = [f for f in entry.files if not (tree / f).is_file()]
@@ -77,6 +93,8 @@ def classify(entry: manifest.Entry, tree: Path, root: Path) -> Verdict | None:
         return Verdict(NOT_APPLICABLE, [f"{', '.join(missing_files)} not in this kernel"])
     if entry.expects and all(effects.check(x, tree)[0] for x in entry.expects):
         return Verdict(UPSTREAM, [f"expected effect holds: {x.describe()}" for x in entry.expects])
+    if entry.upstream and all(effects.check(x, tree)[0] for x in entry.upstream):
+        return Verdict(UPSTREAM, [_evidence(x, tree) for x in entry.upstream])
     have, gone = [], [f"{f} not in this kernel" for f in missing_files]
     for st in entry.steps:
         files = [f for f in st.files if (tree / f).is_file()]

@@ -88,6 +88,7 @@ class Patch:
     hunk_sources: dict = field(default_factory=dict)
     hunk_pieces: dict = field(default_factory=dict)
     attributed: bool = False     # hunk_sources holds every hunk of the patch
+    origin: str = "manifest"     # or "usage": the usage pass chose the conversions
 
     def sources_of(self, path: str) -> list[str]:
         if self.attributed:

@@ -173,8 +173,13 @@ def test_regen_on_a_users_branch_converts_its_local_changes(source, tmp_path):
                             workdir=tmp_path / "work")
     after = (res.worktree.path / "mm" / "slub.c").read_text()
     assert "\tif (slab->inuse > slab->objects)\n\t\treturn 0;\n" in after
-    assert "static int __maybe_unused local_check(struct kmem_cache *s, struct page *page)\n" \
-           "{\n\treturn check_slab(s, page_slab(page));\n}\n" in after
+    # check_slab() took a struct slab at its patch (the call wrapped in
+    # page_slab()); the usage pass then converted local_check()'s parameter,
+    # which only flowed into it, and its callers
+    assert "static int __maybe_unused local_check(struct kmem_cache *s, struct slab *slab)\n" \
+           "{\n\treturn check_slab(s, slab);\n}\n" in after
+    usage = [e for e in res.entries if e.origin == "usage"]
+    assert [e.conversions for e in usage] == [["local_check(): parameter page (mm/slub.c)"]]
     assert slub.read_bytes() == before
     assert subprocess.run(git + ["status", "--porcelain"], capture_output=True,
                           text=True).stdout == ""

@@ -102,3 +102,18 @@ def test_nothing_to_prove_on_a_kernel_whose_struct_page_has_no_slab_members(tmp_
     ap2 = pipeline.Applied(src=type("Src", (), {"tree": keeps, "source_id": "x"})(), tree=keeps,
                            baseline_id="0" * 40, patches=[], touched=[])
     assert field_users.page_keeps_slab_members(ap2.src.tree)
+
+
+def test_narrow_keeps_every_file_the_rule_can_report_from():
+    """narrow() only drops files where no slab member is reached through
+    something the file could type as a struct page."""
+    own = "struct page;\nstruct pool { void *freelist; };\nvoid g(struct pool *p) { p->freelist = 0; }\n"
+    assert not field_users.may_use(own)
+    for text in ("void f(struct page *page) { page->freelist = 0; }\n",
+                 "void f(void) { struct page *a, *b; b->inuse = 0; }\n",
+                 "void f(void *x) { ((struct page *)x)->freelist = 0; }\n",
+                 "int f(void *x) { return virt_to_head_page(x)->objects; }\n",
+                 "struct page *mine(void);\nint f(void) { return mine()->objects; }\n",
+                 "struct h { struct page *pg; };\nint f(struct h *h) { return h->pg->inuse; }\n",
+                 "int f(struct page **pp) { return pp[1]->inuse; }\n"):
+        assert field_users.may_use(text), text

@@ -1041,3 +1041,113 @@ def test_a_changed_macro_line_keeps_the_backslash_column():
     out = tidy.reflow(old, new).splitlines()
     assert out[1].startswith("static void free_pt_##LVL (unsigned long __pt, struct list_head *list)\t")
     assert {len(ln[:-1].expandtabs(8)) for ln in out} == {80}
+
+
+REMOVE = """
+    [[entry]]
+    id = "remove"
+    subject = "mm: Remove slab from struct page"
+    message = "Take them out."
+      [[entry.step]]
+      remove_members = ["slab_cache", "freelist", "inuse"]
+      struct = "page"
+      into = "include/linux/mm_types.h"
+      why = "a test"
+      [[entry.expect]]
+      absent = 'inuse'
+      in = ["include/linux/mm_types.h"]
+"""
+
+
+def _struct_page_tree(tree: Path) -> None:
+    (tree / "include" / "linux").mkdir(parents=True)
+    (tree / "include" / "linux" / "mm_types.h").write_text(textwrap.dedent("""\
+        struct page {
+        	unsigned long flags;
+        	struct kmem_cache *slab_cache;
+        	void *freelist;
+        	unsigned inuse;
+        };
+        """))
+
+
+def test_a_slab_member_used_through_struct_page_stops_the_removal(tree, tmp_path, cache):
+    """A use of a member the removal entry takes out of struct page, which
+    no rule converted, stops regen before that entry (exit 1): file, line,
+    function and member are named, and no series is written.  A member of
+    the same name in a struct of its own, and a page used as a page, are
+    not uses."""
+    _struct_page_tree(tree)
+    (tree / "drivers").mkdir()
+    (tree / "drivers" / "user.c").write_text(textwrap.dedent("""\
+        struct pool { void *freelist; };
+
+        static unsigned int count_used(struct page *page)
+        {
+        	return page->inuse;
+        }
+
+        static void drop(struct pool *p, struct page *page)
+        {
+        	p->freelist = NULL;
+        	put_page(page);
+        }
+        """))
+    m = write_manifest(tmp_path / "cocci", RENAME + REMOVE)
+    with pytest.raises(SlabconvError) as e:
+        regen(tree, m, tmp_path)
+    assert e.value.exit_code == 1
+    msg = str(e.value)
+    assert "entry 'remove'" in msg
+    assert "drivers/user.c:5: count_used(): page->inuse" in msg
+    assert msg.count("page->") == 1, msg
+    assert not (tmp_path / "out").exists(), "no series is written"
+
+
+def test_no_use_left_lets_the_removal_through(tree, tmp_path, cache):
+    _struct_page_tree(tree)
+    m = write_manifest(tmp_path / "cocci", RENAME + REMOVE)
+    res = regen(tree, m, tmp_path)
+    assert [p.name for p in res.patches][-1] == "0002-mm-Remove-slab-from-struct-page.patch"
+
+
+def test_an_entry_that_upstream_made_its_own_way_is_upstream_with_its_lines(tree, tmp_path, cache):
+    """[[entry.upstream]]: on a kernel with struct slab, an entry whose rules
+    no longer fit but whose change upstream made in its own code (the
+    lines its checks find) is 'upstream' with those lines as evidence, not
+    'not applicable'; the usage entry is 'not applicable' there."""
+    from regen import upstream
+    (tree / "mm" / "slab.h").write_text("struct slab {\n\tunsigned long flags;\n};\n")
+    (tree / "drivers").mkdir()
+    (tree / "drivers" / "pt.c").write_text(
+        "static void free_pt(struct page *p, struct list_head *freelist)\n{\n"
+        "\tlist_add_tail(&p->lru, freelist);\n}\n")
+    m = write_manifest(tmp_path / "c", '''
+    [[entry]]
+    id = "lists"
+    subject = "drivers: Use put_pages_list"
+    message = "m"
+      [[entry.step]]
+      rule = "rules/page_chain_walk.cocci"
+      files = ["drivers/pt.c"]
+      [[entry.expect]]
+      present = 'put_pages_list'
+      in = ["drivers/pt.c"]
+      [[entry.upstream]]
+      present = 'list_add_tail\\(&p->lru, freelist\\)'
+      in = ["drivers/pt.c"]
+      [[entry.upstream]]
+      absent = '->freelist = '
+      in = ["drivers/pt.c"]
+
+    [[entry]]
+    id = "usage"
+    subject = "mm: Convert remaining users of struct page's slab fields"
+    usage = true
+    message = "m"
+''')
+    res = regen(tree, m, tmp_path)
+    verdicts = {v[0]: (v[2], v[3]) for v in res.verdicts}
+    assert verdicts["lists"][0] == upstream.UPSTREAM
+    assert verdicts["lists"][1][0] == "drivers/pt.c:3: list_add_tail(&p->lru, freelist);"
+    assert verdicts["usage"][0] == upstream.NOT_APPLICABLE

@@ -816,3 +816,35 @@ def test_the_range_diff_section(world, tmp_path):
     assert "1 changed" in html.split('<section id="summary">')[1].split("</section>")[0]
     text = review.render_text(rv)
     assert "    2 ! 2   mm: Second" in text
+
+
+def test_usage_patch_says_its_conversions_came_from_usage(world, tmp_path):
+    """The patch of a usage entry (regen/usage.py) is matched to the entry
+    without steps to compare, and the page says per patch whether its
+    conversions came from the manifest or from usage; the usage entry
+    without a patch (it found nothing) is no 'missing' note."""
+    repo, cocci, series = world
+    m = cocci / "series.toml"
+    m.write_text(m.read_text() + textwrap.dedent("""\
+
+        [[entry]]
+        id = "usage"
+        subject = "mm: Convert remaining users"
+        usage = true
+        message = "m"
+        """))
+    rv = _build(world, tmp_path / "cache")
+    assert not any("usage" in n for n in rv.notes), rv.notes
+    (series / "0004-mm-Convert-remaining-users.patch").write_text(
+        _patch(4, 4, "mm: Convert remaining users", "cocci/rules/alpha.cocci", DIFF1,
+               body="m\n\nConverted because of how they are used (no manifest entry "
+                    "names them):\n\n  user_free(): parameter page (mm/a.c)\n"))
+    rv = _build(world, tmp_path / "cache2")
+    assert rv.entry_of[4] == "usage" and 4 not in rv.mismatches
+    p4 = [p for p in rv.patches if p.number == 4][0]
+    assert "conversions from: usage (no manifest entry names them): user_free()" \
+        in review.render_text(rv)
+    assert "conversions from</th><td>usage" in review.render_html(rv)
+    assert review._origin(p4) == ("usage (no manifest entry names them): "
+                                  "user_free(): parameter page (mm/a.c)")
+    assert review._origin(rv.patches[0]).startswith("the manifest")

@@ -1,0 +1,106 @@
+"""The usage pass (regen/usage.py with cocci/rules/slab_usage.cocci) on
+tiny trees (no kernel needed).
+
+Each case cocci/tests/slab_usage/<case>.c is what slab_usage.cocci reports
+on (its .out, checked by test_rules.py); here the whole pass runs on it
+through regen, as the manifest's usage entry, and the file must come out
+as <case>.res: the variables found are converted by the named entries'
+generic conversions, the callers adapted, and a page used as a page is
+left alone.
+"""
+import shutil
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from regen import series, usage
+from regen.worktree import Identity
+from tests.test_regen import write_manifest
+
+REPO = Path(__file__).resolve().parent.parent
+CASES = sorted((REPO / "cocci" / "tests" / "slab_usage").glob("*.c"))
+ID = Identity("Test Dev", "dev@example.org")
+USAGE = """
+    [[entry]]
+    id = "usage"
+    subject = "mm: Convert remaining users of struct page's slab fields"
+    usage = true
+    message = "Convert them."
+"""
+
+
+def _regen(tmp_path: Path, files: dict[str, str]):
+    t = tmp_path / "linux"
+    for f, text in files.items():
+        (t / f).parent.mkdir(parents=True, exist_ok=True)
+        (t / f).write_text(text)
+    (t / "Makefile").write_text("VERSION = 5\nPATCHLEVEL = 10\n")
+    m = write_manifest(tmp_path / "cocci", USAGE)
+    return series.regenerate(t, "test-tree", version="5.10", output=tmp_path / "out",
+                             identity=ID, manifest_path=m, workdir=tmp_path / "work")
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda p: p.stem)
+def test_usage_pass_case(case, tmp_path, cache):
+    res = _regen(tmp_path, {f"mm/{case.name}": case.read_text()})
+    got = (res.worktree.path / "mm" / case.name).read_text()
+    assert got == case.with_suffix(".res").read_text(), got
+    usage_entries = [e for e in res.entries if e.origin == "usage"]
+    if got == case.read_text():
+        assert not usage_entries and len(res.patches) == 0
+    else:
+        assert len(usage_entries) == 1 and usage_entries[0].conversions
+
+
+def test_a_caller_in_another_file_is_adapted(tmp_path, cache):
+    """A function that is not static: its callers in other files (found by
+    name in the tree) get page_slab(), and a caller's local that only flows
+    into it is converted in the next round."""
+    res = _regen(tmp_path, {
+        "mm/user.c": textwrap.dedent("""\
+            unsigned int slab_free_count(struct page *page)
+            {
+            	return page->objects - page->inuse;
+            }
+            """),
+        "drivers/x/x.c": textwrap.dedent("""\
+            static unsigned int use(struct kmem_cache_node *n, const void *p)
+            {
+            	struct page *page = virt_to_head_page(p);
+
+            	return slab_free_count(page);
+            }
+            """)})
+    x = (res.worktree.path / "drivers" / "x" / "x.c").read_text()
+    assert "struct slab *slab = page_slab(virt_to_head_page(p));" in x, x
+    assert "slab_free_count(slab)" in x, x
+    e = [e for e in res.entries if e.origin == "usage"][0]
+    assert e.conversions == ["slab_free_count(): parameter page (mm/user.c)",
+                             "use(): local page (drivers/x/x.c)"]
+    msg = res.patches[1].read_text()
+    assert "slab_free_count(): parameter page (mm/user.c)" in msg
+
+
+def test_nothing_found_is_no_patch_and_no_cover_note(tmp_path, cache):
+    res = _regen(tmp_path, {"mm/page.c": "static void *map(struct page *page)\n{\n"
+                                         "\treturn page_address(page);\n}\n"})
+    assert res.patches == [] or all("Convert remaining" not in p.name for p in res.patches)
+
+
+def test_outside_mm_no_fold_to_the_helpers_of_mm_slab_h(tmp_path, cache):
+    """Code outside mm/ cannot call virt_to_slab() (mm/slab.h): its local is
+    converted with page_slab(), which <linux/page-flags.h> has."""
+    res = _regen(tmp_path, {"lib/user.c": textwrap.dedent("""\
+        #include <linux/mm.h>
+
+        struct kmem_cache *cache_of(const void *x)
+        {
+        	struct page *page = virt_to_head_page(x);
+
+        	return page->slab_cache;
+        }
+        """)})
+    got = (res.worktree.path / "lib" / "user.c").read_text()
+    assert "struct slab *slab = page_slab(virt_to_head_page(x));" in got, got
+    assert "return slab->slab_cache;" in got

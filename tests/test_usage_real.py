@@ -1,0 +1,306 @@
+"""A user's branch of 5.10 with slab code of its own, through `slabconv
+regen --tree`: code that uses the slab members of struct page in a way no
+rule converts stops regen before "mm: Remove slab from struct page", with
+exit 1, every use named (file, line, function, member), and no series
+written (issue 22, item 2).
+
+The branch is made from the pristine packaged tree: a hard-linked copy
+(no 1 GB copy; the pristine files are never written: a changed file is
+unlinked and written anew) with the user's code appended to the files.
+regen then copies it into a work tree of its own, as for any TREE=.
+"""
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from slabconv import paths  # noqa: E402
+from slabconv.source import resolve  # noqa: E402
+
+pytestmark = [pytest.mark.slow, pytest.mark.network]
+
+
+def user_branch(root: Path, additions: dict[str, str]) -> Path:
+    """A copy of the pristine 5.10 tree at root/linux with `additions`
+    (file -> code appended to it)."""
+    src = resolve(paths.DEFAULT_KERNEL, None)
+    tree = root / "linux"
+    subprocess.run(["cp", "-al", str(src.tree), str(tree)], check=True)
+    for f, code in additions.items():
+        p = tree / f
+        text = p.read_text()
+        p.unlink()                      # a hard link to the pristine file: never write it
+        p.write_text(text + code)
+    return tree
+
+
+def line_of(tree: Path, f: str, needle: str) -> int:
+    lines = (tree / f).read_text().splitlines()
+    return next(i for i, ln in enumerate(lines, 1) if needle in ln)
+
+
+# a struct page reached through a member of the user's own struct: no rule
+# converts the member's type, so these stay uses of struct page's fields
+HOLDER_SLUB = """
+struct slabconv_user_holder {
+\tstruct page *pg;
+};
+
+unsigned int slabconv_user_held_inuse(struct slabconv_user_holder *h);
+unsigned int slabconv_user_held_inuse(struct slabconv_user_holder *h)
+{
+\treturn h->pg->inuse;
+}
+"""
+HOLDER_LIB = """
+struct slabconv_user_cache_ref {
+\tstruct page *pg;
+};
+
+void *slabconv_user_cache_of(struct slabconv_user_cache_ref *r);
+void *slabconv_user_cache_of(struct slabconv_user_cache_ref *r)
+{
+\treturn r->pg->slab_cache;
+}
+"""
+
+
+def test_an_unconverted_use_stops_regen_with_its_place(tmp_path):
+    tree = user_branch(tmp_path, {"mm/slub.c": HOLDER_SLUB, "lib/dump_stack.c": HOLDER_LIB})
+    out = tmp_path / "series"
+    env = dict(os.environ, SLABCONV_IDENTITY="slabconv <slabconv@localhost>")
+    cp = subprocess.run([sys.executable, "-m", "slabconv", "regen", "--tree", str(tree),
+                         "--output", str(out)], cwd=REPO, env=env, capture_output=True,
+                        text=True)
+    assert cp.returncode == 1, cp.stderr[-3000:]
+    err = cp.stderr
+    assert "slabconv: error:" in err and "'remove-slab-from-page'" in err, err[-3000:]
+    slub = line_of(tree, "mm/slub.c", "return h->pg->inuse;")
+    lib = line_of(tree, "lib/dump_stack.c", "return r->pg->slab_cache;")
+    assert f"mm/slub.c:{slub}: slabconv_user_held_inuse(): page->inuse" in err, err[-3000:]
+    assert f"lib/dump_stack.c:{lib}: slabconv_user_cache_of(): page->slab_cache" in err
+    assert not out.exists(), "no series is written"
+    drop(tree)
+
+
+def drop(tree: Path) -> None:
+    """Remove the branch and the work tree regen made of it in the cache
+    (1.6 GB per branch)."""
+    from regen.worktree import _rmtree, tree_id
+    work = paths.cache_root() / "work" / paths.DEFAULT_KERNEL / tree_id(tree)
+    if work.exists():
+        _rmtree(work)
+    shutil.rmtree(tree)
+
+
+# ---- a branch with slab code of its own of every form: converted, builds -----
+# Each addition compiles on 5.10 as it is.  `page_*` functions that use their
+# page as a page must come out of the series unchanged.
+FORMS = {
+    "mm/slub.c": """
+/* user code: a parameter used as a slab, a walk of the partial list whose
+ * cursor flows into it, a local passed to slab_lock() (which the series
+ * converts), and a page that is only a page */
+static unsigned int __maybe_unused user_slub_free(struct page *page)
+{
+\treturn page->objects - page->inuse;
+}
+
+static unsigned long __maybe_unused user_slub_partial_free(struct kmem_cache_node *n)
+{
+\tstruct page *page;
+\tunsigned long x = 0;
+
+\tlist_for_each_entry(page, &n->partial, slab_list)
+\t\tx += user_slub_free(page);
+\treturn x;
+}
+
+static void __maybe_unused user_slub_lock_first(struct kmem_cache_node *n)
+{
+\tstruct page *page;
+
+\tpage = list_first_entry_or_null(&n->partial, struct page, slab_list);
+\tif (!page)
+\t\treturn;
+\tslab_lock(page);
+\tslab_unlock(page);
+}
+
+static void *__maybe_unused user_slub_page_only(struct page *page)
+{
+\treturn page_address(page);
+}
+""",
+    "mm/slab.c": """
+/* user code: SLAB's full list walked, page->active read */
+static unsigned int __maybe_unused user_slab_active(struct kmem_cache_node *n)
+{
+\tstruct page *page;
+\tunsigned int x = 0;
+
+\tlist_for_each_entry(page, &n->slabs_full, slab_list)
+\t\tx += page->active;
+\treturn x;
+}
+
+static int __maybe_unused user_slab_page_only(struct page *page)
+{
+\treturn page_count(page);
+}
+""",
+    "mm/slob.c": """
+/* user code: a SLOB page from virt_to_page(), its units read */
+static int __maybe_unused user_slob_units(const void *b)
+{
+\tstruct page *sp = virt_to_page(b);
+
+\treturn sp->units;
+}
+
+static int __maybe_unused user_slob_page_only(const void *b)
+{
+\tstruct page *sp = virt_to_page(b);
+
+\treturn page_to_nid(sp);
+}
+""",
+    "mm/slab_common.c": """
+/* user code: a cache read off virt_to_head_page(), and a freelist
+ * parameter */
+static struct kmem_cache *__maybe_unused user_common_cache(const void *x)
+{
+\tstruct page *page = virt_to_head_page(x);
+
+\treturn page->slab_cache;
+}
+
+static void *__maybe_unused user_common_freelist(struct page *page)
+{
+\treturn page->freelist;
+}
+
+static void __maybe_unused user_common_page_only(struct page *page)
+{
+\tput_page(page);
+}
+""",
+    "lib/dump_stack.c": """
+#include <linux/mm.h>
+
+/* user code outside mm/: a cache read off virt_to_head_page() */
+static struct kmem_cache *__maybe_unused user_lib_cache(const void *x)
+{
+\tstruct page *page = virt_to_head_page(x);
+
+\treturn page->slab_cache;
+}
+
+static int __maybe_unused user_lib_page_only(const void *x)
+{
+\tstruct page *page = virt_to_head_page(x);
+
+\treturn page_count(page);
+}
+""",
+}
+
+# the objects that hold the additions, and the configuration that builds each
+OBJECTS = {"slub": ["mm/slub.o", "mm/slab_common.o", "lib/dump_stack.o"],
+           "slab": ["mm/slab.o", "mm/slab_common.o"], "slob": ["mm/slob.o", "mm/slab_common.o"]}
+SOURCES = {c: [o[:-2] + ".c" for o in objs] for c, objs in OBJECTS.items()}
+
+
+def _function(text: str, name: str) -> str:
+    i = text.index(name + "(")
+    i = text.rindex("\n", 0, i) + 1
+    return text[i:text.index("\n}\n", i) + 3]
+
+
+def test_every_form_is_converted_and_the_objects_build(tmp_path):
+    """`slabconv regen --tree` on the branch: the usage patch converts every
+    addition used as a slab and leaves the page-only ones alone; the objects
+    that hold them build, in the configuration that compiles each
+    (tinyconfig + verify/configs, objects only: `make <dir>/<file>.o`), at
+    every patch that changes one of their files (where a named entry
+    rewrites calls in the user's code), and at the baseline, the last named
+    patch, the usage patch and the removal in every configuration."""
+    from regen.worktree import BASE_TAG, tree_id
+    from verify import kbuild, kconfig
+    tree = user_branch(tmp_path, FORMS)
+    out = tmp_path / "series"
+    env = dict(os.environ, SLABCONV_IDENTITY="slabconv <slabconv@localhost>")
+    cp = subprocess.run([sys.executable, "-m", "slabconv", "regen", "--tree", str(tree),
+                         "--output", str(out)], cwd=REPO, env=env, capture_output=True,
+                        text=True)
+    try:
+        assert cp.returncode == 0, cp.stderr[-4000:]
+        patches = sorted(out.glob("0*.patch"))
+        usage_patch = [p for p in patches if "Convert-remaining-users" in p.name]
+        assert len(usage_patch) == 1, [p.name for p in patches]
+        assert patches[-1].name.endswith("mm-Remove-slab-from-struct-page.patch")
+        msg = usage_patch[0].read_text().split("\n---\n")[0]      # the message
+        shutil.copy(usage_patch[0], tmp_path / "usage.patch")        # kept for a look
+        for conv in ("user_slub_free(): parameter page (mm/slub.c)",
+                     "user_slub_partial_free(): local page (mm/slub.c)",
+                     "user_slub_lock_first(): local page (mm/slub.c)",
+                     "user_slab_active(): local page (mm/slab.c)",
+                     "user_slob_units(): local sp (mm/slob.c)",
+                     "user_common_cache(): local page (mm/slab_common.c)",
+                     "user_common_freelist(): parameter page (mm/slab_common.c)",
+                     "user_lib_cache(): local page (lib/dump_stack.c)"):
+            assert conv in msg, msg[:3000]
+        assert "page_only" not in msg
+        work = paths.cache_root() / "work" / paths.DEFAULT_KERNEL / tree_id(tree) / "linux"
+        for f, code in FORMS.items():
+            final = (work / f).read_text()
+            for name in re.findall(r"(user_\w+_page_only)\(", code):
+                assert _function(final, name) == _function(tree.joinpath(f).read_text(), name)
+            for name in re.findall(r"(user_\w+)\(", code):
+                if "page_only" not in name:
+                    assert "struct page" not in _function(final, name), _function(final, name)
+        def log(*files):
+            return subprocess.run(["git", "-C", str(work), "log", "--reverse", "--format=%H",
+                                   f"{BASE_TAG}..HEAD", "--", *files], capture_output=True,
+                                  text=True, check=True).stdout.split()
+        commits = log()
+        k = next(i for i, c in enumerate(commits) if "Convert remaining users" in subprocess.run(
+            ["git", "-C", str(work), "log", "-1", "--format=%s", c], capture_output=True,
+            text=True).stdout)
+        # every patch that changes a file holding the user's code is built in
+        # each configuration that compiles that file; the baseline, the last
+        # named patch, the usage patch and the removal in all of them
+        wants: dict[str, set] = {c: set(OBJECTS) for c in
+                                 (BASE_TAG, commits[k - 1], commits[k], commits[-1])}
+        for config, files in SOURCES.items():
+            for c in log(*files):
+                wants.setdefault(c, set()).add(config)
+        order = [BASE_TAG] + [c for c in commits if c in wants]
+        builds = tmp_path / "o"
+        times: dict[str, float] = {}
+        for n, rev in enumerate(order):
+            subprocess.run(["git", "-C", str(work), "checkout", "-q", "-f", rev], check=True)
+            label = "baseline" if rev == BASE_TAG else f"patch {commits.index(rev) + 1}"
+            for config in sorted(wants[rev]):
+                o = builds / config
+                kconfig.configure_named(work, o, config)
+                t0 = time.monotonic()
+                r = subprocess.run(kbuild.make_args(work, o, kconfig.config_arch(config), 2)
+                                   + OBJECTS[config], env=kbuild.build_env(work, o),
+                                   capture_output=True, text=True)
+                times[config] = times.get(config, 0) + time.monotonic() - t0
+                assert r.returncode == 0, (f"{label} ({rev[:12]}), {config}: "
+                                           f"{kbuild.error_excerpt(r.stdout + r.stderr)}")
+        print(f"object builds: {len(order)} points, "
+              f"{sum(len(w) for w in wants.values())} builds, seconds per config:",
+              {c: round(t) for c, t in times.items()})
+    finally:
+        drop(tree)
