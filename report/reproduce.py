@@ -141,3 +141,39 @@ def line(rec: dict | None) -> tuple[bool, str]:
                       f"byte: {what}, the series committed at {commit}.")
     return True, (f"The rules at commit {commit} reproduce this series byte for byte: {what}; "
                   f"it is not the series committed at {commit}.")
+
+
+IDENTITY_LINES = ("From: ", "Signed-off-by: ", "identity: ", "date: ", "Date: ")
+
+
+def _without_identity(text: str) -> str:
+    """A series file without the lines that carry who made it and when (a
+    folded From: header's continuation line goes with it)."""
+    out, skip = [], False
+    for ln in text.split("\n"):
+        if ln.startswith(IDENTITY_LINES):
+            skip = True
+            continue
+        if skip and ln.startswith(" ") and not ln.startswith("  "):
+            continue
+        skip = False
+        out.append(ln)
+    return "\n".join(out)
+
+
+def compare(produced: Path, committed: Path) -> tuple[str, list[str]]:
+    """How a series the main job wrote to the cache stands to the committed
+    one: ("identical", []), ("identical except identity and date", []), or
+    ("different", [the files that differ or exist on one side only])."""
+    a = {p.name: p for p in Path(produced).iterdir() if p.is_file()}
+    b = {p.name: p for p in Path(committed).iterdir() if p.is_file()}
+    only = sorted(set(a) ^ set(b))
+    both = sorted(set(a) & set(b))
+    if not only and all(a[n].read_bytes() == b[n].read_bytes() for n in both):
+        return "identical", []
+    diff = only + [n for n in both
+                   if _without_identity(a[n].read_text(errors="replace"))
+                   != _without_identity(b[n].read_text(errors="replace"))]
+    if not diff:
+        return "identical except identity and date", []
+    return "different", sorted(diff)

@@ -742,7 +742,18 @@ def cmd_all(args) -> int:
     from .cli import do_regen
     t0 = time.monotonic()
     configs = _configs(args, MAIN_CONFIGS)
-    src, regen = do_regen(args, _src(args, [*configs, *_checks(args)["runtime_configs"]]))
+    src = _src(args, [*configs, *_checks(args)["runtime_configs"]])
+    committed = paths.GENERATED / src.version
+    if not args.output:        # the checkout stays as it is: the series goes to the cache
+        args.output = str(paths.cache_root() / "out" / src.source_id / "patches")
+    src, regen = do_regen(args, src)
+    if (committed / "SOURCE").is_file() and Path(regen.output) != committed:
+        from report import reproduce
+        how, files = reproduce.compare(regen.output, committed)
+        info("all", f"the rules reproduce {committed.relative_to(paths.REPO)}: {how}"
+                    + (f" ({len(files)} files differ: {', '.join(files[:6])}"
+                       f"{' ...' if len(files) > 6 else ''}; make range-diff NEW={regen.output} "
+                       "shows how; make regen writes them)" if files else ""))
     ap = apply_series(src, regen.output)
     bisect_configs = _bisect_configs(args)
     if bisect_configs:

@@ -177,3 +177,27 @@ def test_cc_lines_come_from_get_maintainer(tree510, series, tmp_path):
     assert "Joerg Roedel" not in head["0012"]
     assert "\nCc: Joerg Roedel <joro@8bytes.org>" in head["0000"]
     assert "\nCc: linux-mm@kvack.org" in head["0000"]
+
+
+def test_the_main_job_says_whether_the_rules_reproduce_the_committed_series(tmp_path):
+    """make writes its series to the cache and compares it with the
+    committed one: identical, identical but for who made it and when, or
+    the files that differ."""
+    from report import reproduce
+    committed = paths.GENERATED / "5.10"
+    out = tmp_path / "series"
+    shutil.copytree(committed, out)
+    assert reproduce.compare(out, committed) == ("identical", [])
+    for p in out.iterdir():
+        text = p.read_text()
+        text = text.replace("From: slabconv <slabconv@localhost>",
+                            "From: Some Body\n <some.body@example.org>")
+        text = text.replace("Signed-off-by: slabconv <slabconv@localhost>",
+                            "Signed-off-by: Some Body <some.body@example.org>")
+        p.write_text(text.replace("identity: slabconv <slabconv@localhost>",
+                                  "identity: Some Body <some.body@example.org>"))
+    assert reproduce.compare(out, committed) == ("identical except identity and date", [])
+    p = P.numbered_patches(out)[11]
+    p.write_text(p.read_text().replace("+\treturn page_slab(page);", "+\treturn NULL;", 1))
+    (out / "0059-extra.patch").write_text("x\n")
+    assert reproduce.compare(out, committed) == ("different", [p.name, "0059-extra.patch"])
