@@ -10,6 +10,7 @@
 #                     (default slub,slub-nodebug,slab,slob; also kasan, mm-users, iommu; none)
 #   RUNTIME=<a,b>     per-patch configs whose every patch's kernel `make verify` also boots
 #                     with the in-guest tests (default slub,slab; none)
+#   JOBS=<n>          make -j of every kernel build (default: nproc)
 #   STRICT=1          `make residue` fails when a use of struct page is not allowed
 #   OUTPUT=<dir>      where `make review` writes review.html and review.txt
 #                     (default $SLABCONV_CACHE/review/KERNEL/)
@@ -19,6 +20,8 @@
 #   OUT=<file>        `make range-diff`: write the range-diff there (default: stdout)
 
 KERNEL ?= 5.10
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+export SLABCONV_JOBS := $(JOBS)
 TREE ?=
 CONFIG ?=
 BISECT ?=

@@ -363,3 +363,14 @@ def test_the_progress_line_counts_against_the_last_cold_build(tmp_path, monkeypa
         "patched-slub: 7 objects compiled, 0m30s")                  # incremental: make decides
     (out / ".config").write_text("CONFIG_SLAB=y\n")           # another configuration
     assert kbuild.expected_objects(out) is None
+
+
+def test_jobs_sets_the_build_parallelism(monkeypatch, tmp_path):
+    from verify import kbuild
+    monkeypatch.delenv("SLABCONV_JOBS", raising=False)
+    assert "-j2" in kbuild.make_args(tmp_path, tmp_path / "o", "x86_64", 2)
+    monkeypatch.setenv("SLABCONV_JOBS", "7")
+    assert "-j7" in kbuild.make_args(tmp_path, tmp_path / "o", "x86_64", 2)
+    monkeypatch.setenv("SLABCONV_JOBS", "many")
+    with pytest.raises(SlabconvError, match="JOBS="):
+        kbuild.make_args(tmp_path, tmp_path / "o", "x86_64", 2)

@@ -131,12 +131,25 @@ def build_env(src: Path, out: Path) -> dict:
     return env
 
 
+def build_jobs(jobs: int) -> int:
+    """make -j: $SLABCONV_JOBS (make's JOBS=, default nproc) when set,
+    else what the caller asked for."""
+    env = os.environ.get("SLABCONV_JOBS", "").strip()
+    if env:
+        try:
+            return max(1, int(env))
+        except ValueError:
+            raise SlabconvError(f"SLABCONV_JOBS={env!r} (JOBS=) is not a number", exit_code=2)
+    return max(1, jobs)
+
+
 def make_args(src: Path, out: Path, arch: str, jobs: int, *, use_ccache=None,
               nice: bool = True) -> list:
+    jobs = build_jobs(jobs)
     cc = compiler(use_ccache)
     host = "ccache gcc" if (use_ccache if use_ccache is not None else have_ccache()) else "gcc"
     cmd = ["nice", "-n", "10"] if nice and shutil.which("nice") else []
-    return cmd + ["make", "-C", str(src), f"O={out}", f"ARCH={arch}", f"-j{max(1, jobs)}",
+    return cmd + ["make", "-C", str(src), f"O={out}", f"ARCH={arch}", f"-j{jobs}",
                   f"CC={cc}", f"HOSTCC={host}"]
 
 
