@@ -283,7 +283,7 @@ def test_missing_file_is_a_usage_error(tmp_path):
     assert cli("--tree", tree, "--files", "mm/slob.c").returncode == 2
 
 
-def test_verify_prints_the_residue_summary_without_failing(tmp_path, capsys, monkeypatch):
+def test_verify_prints_the_residue_summary_and_raises_when_it_cannot(tmp_path, capsys, monkeypatch):
     from slabconv import pipeline
     ap = pipeline.Applied(src=None, tree=small_tree(tmp_path / "t", ALLOWED_ONLY + PLANTED),
                           baseline_id="0" * 40, patches=[], touched=[])
@@ -295,14 +295,14 @@ def test_verify_prints_the_residue_summary_without_failing(tmp_path, capsys, mon
     (ap.tree / "include" / "linux" / "slub_def.h").unlink()
     rr = pipeline.residue_summary(ap)
     assert rr is not None and rr.files == ["mm/slub.c"]
-    # no report at all (spatch failing, say) is a note, not an error
+    # no report at all (spatch failing, say) is raised, never taken as "no problem"
     from slabconv.log import SlabconvError
 
     def broken(*a, **k):
         raise SlabconvError("spatch failed")
     monkeypatch.setattr(residue, "check", broken)
-    assert pipeline.residue_summary(ap) is None
-    assert "no residue report: spatch failed" in capsys.readouterr().err
+    with pytest.raises(SlabconvError, match="spatch failed"):
+        pipeline.residue_summary(ap)
 
 
 # ---- the committed series ------------------------------------------------------------
@@ -387,4 +387,3 @@ def test_verify_gates_only_the_converted_files(monkeypatch):
 
     gated = pipeline.residue_gate(R())
     assert [c.finding.file for c in gated] == ["mm/slub.c", "mm/slab.c"]
-    assert pipeline.residue_gate(None) == []

@@ -153,7 +153,19 @@ def world(tmp_path, monkeypatch):
     monkeypatch.setattr(verify, "check_build", check_build)
     monkeypatch.setattr(bisect, "check_series", check_series)
     monkeypatch.setattr(pipeline, "field_users_check", field_users_check)
-    monkeypatch.setattr(pipeline, "residue_summary", lambda ap: FakeResidue())
+    real_residue_summary = pipeline.residue_summary
+
+    def residue_summary(ap):
+        if plant.get("residue_crash"):      # the real summary, its spatch run failing
+            from slabconv.log import SlabconvError
+            from verify import residue
+
+            def crash(*a, **k):
+                raise SlabconvError("spatch: residue_page.cocci: exit 1")
+            monkeypatch.setattr(residue, "check", crash)
+            return real_residue_summary(ap)
+        return FakeResidue()
+    monkeypatch.setattr(pipeline, "residue_summary", residue_summary)
     monkeypatch.setattr(pipeline, "nullcheck_series",
                         lambda ap: _nullcheck(tmp_path, finding=plant.get("nullcheck", False)))
     monkeypatch.setattr(pipeline, "checkpatch_series",
@@ -219,6 +231,7 @@ def test_all_checks_pass_and_every_figure_is_printed(world, capsys):
     ({"field": True}, "still used after the series in mm/user.c"),
     ({"compiled": True}, "1 changed code line(s) compiled by no build"),
     ({"coverage_build": True}, "[kasan] the patched tree does not build: mm/kasan/common.o"),
+    ({"residue_crash": True}, "[residue] the check did not run: spatch: residue_page.cocci: exit 1"),
 ])
 def test_each_planted_failure_fails_verify_and_is_named(world, capsys, plant, named):
     ap, planted = world
@@ -233,7 +246,8 @@ def test_each_planted_failure_fails_verify_and_is_named(world, capsys, plant, na
     rep = json.loads(r.gates.report.read_text())
     assert rep["ok"] is False and "FAIL" in rep["status"].values()
     status = r.gates.status()
-    which = {"code": "object-code", "boot": "runtime", "bisect": "per-patch"}
+    which = {"code": "object-code", "boot": "runtime", "bisect": "per-patch",
+             "residue_crash": "residue"}
     for k, check in which.items():
         if k in plant:
             assert status[check] == "FAIL", status
