@@ -134,6 +134,10 @@ def world(tmp_path, monkeypatch):
 
     def field_users_check(ap, results, extra_builds=None):
         seen["field_users_builds"] = dict(extra_builds or {})
+        if plant.get("field_users_none"):       # struct page keeps its slab members
+            from verify import field_users
+            monkeypatch.setattr(field_users, "page_keeps_slab_members", lambda tree: True)
+            return None
         return {"files": [{"file": "mm/user.c", "uses": 2, "built_by": ["slub"], "why_not": ""}],
                 "left": ["mm/user.c"] if plant.get("field") else []}
 
@@ -310,3 +314,25 @@ def test_no_nullcheck_is_listed_as_not_run(world, capsys):
     assert "nullcheck: --no-nullcheck" in out
     args = type("A", (), {"no_nullcheck": True})()
     assert pipeline._checks(args)["nullcheck"] is False
+
+
+@pytest.mark.parametrize("plant, check, status", [
+    ({}, None, None),
+    ({"residue_crash": True}, "residue", "FAIL"),
+    ({"field_users_none": True}, "field-users",
+     "nothing to prove (struct page keeps its slab members)"),
+    ({"layout": True}, "layout", "FAIL"),
+])
+def test_unproven_names_every_check_that_did_not_run_and_pass(world, plant, check, status):
+    """What test_e2e asserts of the real verdict: every check ran and
+    passed.  A residue check that did not run and the field users' "nothing
+    to prove" are named, as a FAIL is; a check that is not asked for must
+    be "not run"."""
+    ap, planted = world
+    planted.update(plant)
+    r = pipeline.verify_applied(ap, ("slub",), (), coverage_configs=None)
+    asked_not = ("per-patch", "object-code", "runtime", "compiled-lines")
+    got = r.gates.unproven(asked_not)
+    assert got == ({} if check is None else {check: status}), r.gates.status()
+    # a check that ran although it was not asked for is named too
+    assert "residue" in r.gates.unproven(asked_not + ("residue",))

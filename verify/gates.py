@@ -107,6 +107,21 @@ class Gates:
                 out[name] = st(self.layout is not None and self.layout.ok)
         return out
 
+    def unproven(self, not_asked=()) -> dict:
+        """check -> status, for every check that did not run and pass: each
+        check not in `not_asked` must be "ok" ("nothing to prove", a check
+        that did not run, a FAIL are all listed), and each in `not_asked`
+        must be "not run" (a check that ran when it was not asked for is
+        listed too).  Empty: every check of the verdict ran and passed."""
+        out = {}
+        for name, st in self.status().items():
+            if name in not_asked:
+                if not st.startswith("not run"):
+                    out[name] = st
+            elif st != "ok":
+                out[name] = st
+        return out
+
     # ---- the human summary ---------------------------------------------------------
 
     def summary(self) -> str:
