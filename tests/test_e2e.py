@@ -8,6 +8,7 @@ every in-guest test to pass.  Nothing here is skipped: a missing tool or
 kernel is a failure.
 """
 import filecmp
+import re
 
 import pytest
 
@@ -21,6 +22,9 @@ pytestmark = [pytest.mark.slow, pytest.mark.network]
 COMMITTED = paths.GENERATED / paths.DEFAULT_KERNEL
 # the checks tests/conftest.py's patched_kernel does not ask verify for
 NOT_ASKED = ("per-patch", "object-code", "runtime", "compiled-lines")
+# boot/guest/slabconv_test.c's copies that hardened usercopy must refuse
+REJECTED_COPIES = ("usercopy_reject_past_end", "usercopy_reject_outside_window",
+                   "usercopy_reject_freed_neighbour")
 
 
 @pytest.fixture(scope="module")
@@ -84,6 +88,9 @@ def test_committed_series_applies_builds_and_boots(patched_kernel):
     assert br.passed, br.summary()
     assert br.counts.failed == 0 and br.counts.passed >= 3, br.summary()
     assert br.module_tests >= 10, br.summary()
+    # the copies hardened usercopy must reject were made and rejected, not skipped
+    for name in REJECTED_COPIES:
+        assert re.search(rf"^\s*ok \d+ - {name}$", br.ktap, re.M), br.ktap
     assert br.seconds < 60, "boot and in-guest tests should take well under a minute under TCG"
 
 
