@@ -172,6 +172,10 @@ def run(kernel_image, build_dir, src_dir, out_dir, *, arch: str = "x86_64",
         res = ktap.parse(r.console_log.read_text(errors="replace"), prefix="")
     res.write(out_dir / "results.ktap")
     failures += [f"ktap: {x}" for x in res.failures()]
+    done = res.counts.passed + res.counts.skipped
+    if res.lines and done < res.planned:
+        failures.append(f"ktap: {done} of the {res.planned} planned tests passed or were "
+                        f"skipped ({res.counts})")
 
     findings = console.scan(r.console_log, allow=allow)
     failures += console.summarize(findings, log_name=r.console_log.name)
