@@ -87,6 +87,8 @@ def test_committed_series_applies_builds_and_boots(patched_kernel):
     br = pipeline.boot_verified(vr, "e2e")
     assert br.passed, br.summary()
     assert br.counts.failed == 0 and br.counts.passed >= 3, br.summary()
+    # every test the guest plans ran: passed or skipped (none lost)
+    assert br.counts.passed + br.counts.skipped == br.results.planned, br.summary()
     assert br.module_tests >= 10, br.summary()
     # the copies hardened usercopy must reject were made and rejected, not skipped
     for name in REJECTED_COPIES:
@@ -134,6 +136,8 @@ def test_every_allocator_builds_and_boots(allocator_kernel):
     br = pipeline.boot_config(vr, f"e2e-{vr.config}")
     assert br.passed, br.summary()
     assert br.counts.failed == 0 and br.counts.passed >= 3, br.summary()
+    # every test the guest plans ran: passed or skipped (none lost)
+    assert br.counts.passed + br.counts.skipped == br.results.planned, br.summary()
     assert br.module_tests >= 10, br.summary()
     assert "slub_debug" not in br.cmdline
     assert f"# allocator {vr.config.upper()}" in br.ktap
