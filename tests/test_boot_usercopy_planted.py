@@ -48,16 +48,21 @@ def planted_kernel():
     subprocess.run(["git", "-C", str(ap.tree), "am", "-q", *map(str, patches)], check=True)
     assert "slabconv planted defect" in (ap.tree / "mm/slub.c").read_text()
     ident = f"{src.source_id}@{ap.baseline_id[:12]}"
-    vr = verify.check_build(src.tree, ap.tree, paths.cache_dir("build", src.version),
-                            config="slub", baseline_id=ident)
-    assert vr.patched is not None and vr.patched.ok, vr.summary
-    yield vr
-    # leave the shared patched slub build as found (the committed series)
-    ap = pipeline.apply_series(src, paths.GENERATED / paths.DEFAULT_KERNEL)
-    back = verify.check_build(src.tree, ap.tree, paths.cache_dir("build", src.version),
-                              config="slub", baseline_id=ident)
-    assert back.patched is not None and back.patched.ok, back.summary
-    assert "slabconv planted defect" not in (back.patched_src / "mm/slub.c").read_text()
+    try:
+        vr = verify.check_build(src.tree, ap.tree, paths.cache_dir("build", src.version),
+                                config="slub", baseline_id=ident)
+        assert vr.patched is not None and vr.patched.ok, vr.summary
+        # what was built is the planted tree (the work tree is shared: a
+        # regen or apply elsewhere in between would make this test vacuous)
+        assert "slabconv planted defect" in (vr.patched_src / "mm/slub.c").read_text()
+        yield vr
+    finally:
+        # leave the shared patched slub build as found (the committed series)
+        ap = pipeline.apply_series(src, paths.GENERATED / paths.DEFAULT_KERNEL)
+        back = verify.check_build(src.tree, ap.tree, paths.cache_dir("build", src.version),
+                                  config="slub", baseline_id=ident)
+        assert back.patched is not None and back.patched.ok, back.summary
+        assert "slabconv planted defect" not in (back.patched_src / "mm/slub.c").read_text()
 
 
 def test_check_heap_object_that_accepts_every_copy_fails_the_boot(planted_kernel, tmp_path):
