@@ -190,19 +190,11 @@ if [ ! -f "$MOD" ]; then
 else
 	INJECT=$(arg slabconv.inject)
 	T0=$(uptime_s)
-	# The module's usercopy_reject cases make copies hardened usercopy must
-	# refuse: usercopy_abort() BUG()s, in a kthread of the module's own.
-	# With oops=panic that would end the guest, so panic_on_oops is off
-	# while the module loads; boot/console.py still fails the run on any
-	# oops outside the module's "slabconv-expect: begin usercopy" brackets.
-	PANIC_OOPS=$(cat /proc/sys/kernel/panic_on_oops 2>/dev/null)
-	[ -n "$PANIC_OOPS" ] && echo 0 > /proc/sys/kernel/panic_on_oops
 	if insmod "$MOD" ${INJECT:+inject=$INJECT} > /tmp/insmod.out 2>&1; then
 		LOADED=1
 	else
 		R1="insmod failed: $(head -n 1 /tmp/insmod.out)"
 	fi
-	[ -n "$PANIC_OOPS" ] && echo "$PANIC_OOPS" > /proc/sys/kernel/panic_on_oops
 	say "insmod took $T0 -> $(uptime_s)s"
 fi
 dmesg | sed -n 's/^.*slabconv-ktap: //p' | grep -v '^# slabconv_test: unloaded' > /tmp/mod.ktap

@@ -32,8 +32,8 @@
  * each is bracketed by "slabconv-expect: begin usercopy exposure CACHE" /
  * "slabconv-expect: end usercopy" console lines: boot/console.py requires
  * the report naming CACHE in the bracket and accepts its BUG there only.
- * init.sh turns panic_on_oops off while the module loads (the guest boots
- * with oops=panic).  5.10 only warns about a copy outside the whitelist
+ * panic_on_oops is off only while the thread of such a copy runs (the
+ * guest boots with oops=panic: any other oops still ends it).  5.10 only warns about a copy outside the whitelist
  * but inside the object unless it boots with
  * slab_common.usercopy_fallback=N (boot/__init__.py's command line).
  * Copy sizes go through opaque() so they are never compile-time constants;
@@ -53,6 +53,7 @@
 #include <linux/kthread.h>
 #include <linux/completion.h>
 #include <linux/delay.h>
+#include <linux/fs.h>
 #include <linux/mm.h>
 #include <linux/mman.h>
 #include <linux/module.h>
@@ -585,6 +586,35 @@ static void expect_usercopy_end(void)
 	printk(KERN_INFO "slabconv-expect: end usercopy\n");
 }
 
+/*
+ * The guest boots with oops=panic, so that any other oops ends it at once;
+ * the BUG() of a rejected copy must only end its thread.  panic_on_oops is
+ * off (through its sysctl file: the variable is not exported) exactly while
+ * the copy's thread runs.  Returns the previous value, or -errno.
+ */
+#define PANIC_ON_OOPS "/proc/sys/kernel/panic_on_oops"
+static int set_panic_on_oops(int v)
+{
+	struct file *f = filp_open(PANIC_ON_OOPS, O_RDWR, 0);
+	char buf[16] = "";
+	loff_t pos = 0;
+	ssize_t n;
+	int old;
+
+	if (IS_ERR(f))
+		return PTR_ERR(f);
+	n = kernel_read(f, buf, sizeof(buf) - 1, &pos);
+	if (n <= 0 || kstrtoint(strim(buf), 10, &old)) {
+		filp_close(f, NULL);
+		return n < 0 ? (int)n : -EINVAL;
+	}
+	pos = 0;
+	n = scnprintf(buf, sizeof(buf), "%d\n", v);
+	n = kernel_write(f, buf, n, &pos);
+	filp_close(f, NULL);
+	return n < 0 ? (int)n : old;
+}
+
 /* PASS when the copy was rejected: its thread died inside copy_to_user(). */
 static enum result expect_rejected(struct ctx *c, const char *cache, const void *from,
 				   size_t len, const char *what)
@@ -593,6 +623,7 @@ static enum result expect_rejected(struct ctx *c, const char *cache, const void 
 	struct task_struct *t;
 	unsigned int ms = 0;
 	bool returned = false, died = false;
+	int panic_old;
 
 	if (!j)
 		return FAILED(c, "kzalloc failed");
@@ -605,6 +636,13 @@ static enum result expect_rejected(struct ctx *c, const char *cache, const void 
 		return FAILED(c, "kthread_create failed: %ld", PTR_ERR(t));
 	}
 	get_task_struct(t);
+	panic_old = set_panic_on_oops(0);
+	if (panic_old < 0) {
+		kthread_stop(t);	/* never woken: the copy is not made */
+		put_task_struct(t);
+		kfree(j);
+		return FAILED(c, "cannot turn off " PANIC_ON_OOPS ": %d", panic_old);
+	}
 	expect_usercopy_begin(cache);
 	wake_up_process(t);
 	for (ms = 0; ms < REJECT_WAIT_MS; ms += 20) {
@@ -620,6 +658,7 @@ static enum result expect_rejected(struct ctx *c, const char *cache, const void 
 		msleep(20);
 	}
 	expect_usercopy_end();
+	set_panic_on_oops(panic_old);
 	put_task_struct(t);
 	if (returned) {
 		size_t left = j->left;
