@@ -67,9 +67,14 @@ class BootResult:
 def base_cmdline(arch: str = "x86_64", slub_debug: str | None = DEFAULT_SLUB_DEBUG) -> str:
     """console on the first serial port; any panic ends QEMU (panic=-1 with
     -no-reboot); an Oops panics (oops=panic) so a broken guest fails fast
-    instead of limping into the timeout; printk timestamps for timing."""
+    instead of limping into the timeout; printk timestamps for timing.
+    slab_common.usercopy_fallback=N: hardened usercopy rejects a copy outside
+    a cache's usercopy whitelist (5.10 only warns by default, with
+    HARDENED_USERCOPY_FALLBACK; 5.16 removed the fallback and the parameter,
+    which later kernels ignore), as the guest's usercopy_reject cases expect."""
     a = qemu.arch_info(arch)
-    parts = [f"console={a.console}", "panic=-1", "oops=panic", "printk.time=1"]
+    parts = [f"console={a.console}", "panic=-1", "oops=panic", "printk.time=1",
+             "slab_common.usercopy_fallback=N"]
     if slub_debug:
         parts.append(f"slub_debug={slub_debug}")
     return " ".join(parts)
@@ -167,6 +172,10 @@ def run(kernel_image, build_dir, src_dir, out_dir, *, arch: str = "x86_64",
         res = ktap.parse(r.console_log.read_text(errors="replace"), prefix="")
     res.write(out_dir / "results.ktap")
     failures += [f"ktap: {x}" for x in res.failures()]
+    done = res.counts.passed + res.counts.skipped
+    if res.lines and done < res.planned:
+        failures.append(f"ktap: {done} of the {res.planned} planned tests passed or were "
+                        f"skipped ({res.counts})")
 
     findings = console.scan(r.console_log, allow=allow)
     failures += console.summarize(findings, log_name=r.console_log.name)

@@ -30,6 +30,16 @@ allocator's out-of-memory report (``SLAB: Unable to allocate memory on
 node`` / ``SLUB: ...``, each followed by ``  cache: NAME, ...``), require
 one, and its cache must be CACHE; outside them SLAB's report is a finding.
 
+The same brackets with kind ``usercopy`` (``slabconv-expect: begin
+usercopy exposure CACHE`` / ``slabconv-expect: end usercopy``, printed by
+the guest module around a copy hardened usercopy must reject) require
+usercopy_abort()'s report, ``usercopy: Kernel memory exposure attempt
+detected from ... 'CACHE' (offset N, size M)!``, naming CACHE; after it,
+and in the bracket only, the ``kernel BUG at mm/usercopy.c`` that
+usercopy_abort() raises and its oops are accepted.  A fallback warning
+("Bad or missing usercopy whitelist?": the copy went ahead) or a report on
+another cache is a finding.
+
 Only kernel lines (with their printk timestamp; the guest always boots
 with printk.time=1) open or close these regions, so the guest init's
 mirrored KTAP cannot.  Any other kind of report inside them (a WARNING, an
@@ -93,6 +103,11 @@ KASAN_CACHE = re.compile(r"\bwhich belongs to the cache (\S+) of size\b")
 # 6.x SLUB says "on CPU N (of node M) on node K".
 OOM_REPORT = re.compile(r"\bSL[AU]B: Unable to allocate memory on (?:node|CPU) ")
 OOM_CACHE = re.compile(r"^\s*cache: ([^,\s]+), object size: ")
+# usercopy_abort(): "usercopy: Kernel memory exposure attempt detected from
+# SLUB object 'kmalloc-64' (offset 0, size 80)!"; its BUG() in mm/usercopy.c
+USERCOPY_REPORT = re.compile(r"\busercopy: Kernel memory (exposure|overwrite) attempt detected "
+                             r"(?:from|to) .*?'([^']+)' \(offset \d+, size \d+\)!")
+USERCOPY_BUG = re.compile(r"\bkernel BUG at mm/usercopy\.c:\d+!")
 KUNIT_SUITE = re.compile(r"^\s+# Subtest: (\S+)\s*$")
 KUNIT_SUITE_END = re.compile(r"^(?:not )?ok \d+ (?:- )?(\S+)\s*$")   # 6.1+: no "- "
 # KUnit suites whose cases provoke reports on purpose: suite -> report kind.
@@ -169,7 +184,9 @@ def scan_lines(lines: list[str], *, before: int = 3, after: int = 16,
             what = (f"no KASAN {b.bug_type} report on an object of cache {b.cache}"
                     if b.kind == "kasan" else
                     f"no 'Unable to allocate memory on node' report naming cache {b.cache}"
-                    if b.kind == "oom" else f"no {b.kind} {b.bug_type} report")
+                    if b.kind == "oom" else
+                    f"no usercopy {b.bug_type} report naming cache {b.cache}"
+                    if b.kind == "usercopy" else f"no {b.kind} {b.bug_type} report")
             finding("expected", i, f"expected report missing: {what} {why}",
                     lo=min(b.start, i - before))
         elif unterminated:
@@ -210,6 +227,21 @@ def scan_lines(lines: list[str], *, before: int = 3, after: int = 16,
                 continue
             if (bracket.report and not bracket.satisfied
                     and report_names_cache(OOM_CACHE, "oom", line, i)):
+                continue
+        if bracket is not None and bracket.kind == "usercopy" and not bracket.failed:
+            m = USERCOPY_REPORT.search(line)
+            if m and not bracket.report:
+                bracket.report = True
+                last_report = i
+                if m.group(1) == bracket.bug_type and m.group(2) == bracket.cache:
+                    bracket.satisfied = True
+                else:
+                    bracket.failed = True
+                    finding("usercopy", i, f"{line.strip()} (expected {bracket.bug_type} "
+                                           f"from cache {bracket.cache})")
+                continue
+            if bracket.satisfied and USERCOPY_BUG.search(line):
+                last_report = i         # the BUG() of the report just accepted
                 continue
         if OURS.match(line):
             continue

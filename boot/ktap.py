@@ -12,7 +12,9 @@
 * Lines that are not KTAP (kernel messages on a shared console) are ignored.
 * A missing plan, fewer or more results than planned, a subtest block
   without its result line (truncation) or an ``ok`` parent with failing
-  subtests are errors, and make the document fail.
+  subtests are errors, and make the document fail; so is a second document
+  after the first (it would go unread).
+* Only a ``# SKIP`` directive makes a skip; ``not ok ... # TODO`` fails.
 """
 from __future__ import annotations
 
@@ -100,6 +102,12 @@ class KtapResult:
         _count(self.root, c, top=True)
         return c
 
+    @property
+    def planned(self) -> int:
+        """The leaf tests the documents' plans announce (a planned test that
+        has a document of its own counts its own plan's)."""
+        return _planned(self.root)
+
     def failures(self) -> list[str]:
         """One line per failed / crashed test and per structural error."""
         out = []
@@ -115,6 +123,14 @@ class KtapResult:
     def write(self, path: Path) -> Path:
         Path(path).write_text(self.text)
         return Path(path)
+
+
+def _planned(t: Test) -> int:
+    if t.plan is None:
+        return sum(_planned(s) if s.has_document else 1 for s in t.subtests)
+    shown = t.subtests[:t.plan]
+    return (sum(_planned(s) if s.has_document else 1 for s in shown)
+            + max(0, t.plan - len(shown)))
 
 
 def _count(t: Test, c: Counts, top: bool = False) -> None:
@@ -193,7 +209,9 @@ def _apply_result(t: Test, m: re.Match) -> None:
     t.name = m.group(3).strip() or t.name or f"test{t.number}"
     t.directive = (m.group(4) or "").strip()
     word = t.directive.split(" ", 1)[0].upper() if t.directive else ""
-    if word in ("SKIP", "TODO", "XFAIL"):
+    # Only SKIP is a skip.  TODO (and XFAIL) mark a test expected to fail;
+    # no slabconv guest plants one, so its "not ok" is a failure like any.
+    if word == "SKIP":
         t.status = Status.SKIP
     elif m.group(1) == "ok":
         t.status = Status.PASS
@@ -301,6 +319,11 @@ def parse(text: str, prefix: str | None = None) -> KtapResult:
     p.block(first[0] if first else 0, root)
     root.name = "main"
     _check(root, "", errors, root=True)
+    rest = p.peek()
+    if rest is not None:        # never ignored: its results would go unseen
+        errors.append(f"a second KTAP document follows the first ('{rest[1]}', "
+                      f"{len(p.items) - p.pos} line(s)): it is not parsed")
+        root.status = Status.FAIL
     if any(not s.status.ok for s in root.subtests):
         root.status = Status.FAIL
     return KtapResult(root, lines, errors)

@@ -15,6 +15,7 @@ from pathlib import Path
 from slabconv import paths
 from slabconv.log import SlabconvError, info
 
+from .spatch import SpatchCrash
 from . import (declsplit, effects, guard, kerneldoc, manifest, members, spatch, template, tidy, upstream,
                usage, warmstart)
 from .worktree import Identity, WorkTree
@@ -541,9 +542,12 @@ def _on_converted_kernel(series: manifest.Series, entry: manifest.Entry,
                 p.unlink(missing_ok=True)
             else:
                 p.write_bytes(data)
+        if isinstance(e, SpatchCrash):  # a rule that did not run proves nothing: an error
+            raise SlabconvError(f"entry '{entry.id}' ({entry.subject}): {e}") from e
         first = str(e).splitlines()[0]
         return upstream.Verdict(upstream.NOT_APPLICABLE,
-                                [f"its rules do not fit this kernel's code ({first})"])
+                                [f"its rules do not fit this kernel's code ({first})"]
+                                + upstream.mixed_evidence(entry, wt.path, series.root))
     return upstream.Verdict(upstream.APPLIED, files)
 
 

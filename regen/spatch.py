@@ -12,6 +12,11 @@ import threading
 from pathlib import Path
 
 from slabconv.log import SlabconvError
+
+
+class SpatchCrash(SlabconvError):
+    """spatch itself failed (a parse error, an exception, a non-zero exit):
+    a rule that did not run, never a rule that does not fit the code."""
 from slabconv.proc import require_tool
 
 from . import warmstart
@@ -203,7 +208,7 @@ def apply_rule(rule: Path, tree: Path, files: list[str], *, defines: dict[str, s
     if _failed(rc, out):
         places = error_places(out)
         where = f" at {', '.join(places)}" if places else ""
-        raise SlabconvError(f"{what}: spatch failed on {rule.name}{where}:\n{out.strip()}")
+        raise SpatchCrash(f"{what}: spatch failed on {rule.name}{where}:\n{out.strip()}")
     if hit is not None:
         tmp = hit.with_name(f"{hit.name}.tmp{os.getpid()}-{threading.get_ident()}")
         tmp.mkdir(parents=True, exist_ok=True)
@@ -232,7 +237,7 @@ def report_rule(rule: Path, tree: Path, files: list[str], *, defines: dict[str, 
     if bad:
         places = error_places(err)
         where = f" at {', '.join(places)}" if places else ""
-        raise SlabconvError(f"{what}: spatch failed on {rule.name}{where}:\n"
+        raise SpatchCrash(f"{what}: spatch failed on {rule.name}{where}:\n"
                             f"{(err or cp.stdout).strip()}")
     return cp.stdout
 

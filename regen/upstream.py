@@ -9,9 +9,13 @@ On such a tree each manifest entry is one of:
   not applicable  what it converts is not in this kernel (the file or the
                   function is gone: SLOB in 6.4+, a function upstream
                   reworked), or its rules do not match this kernel's code.
-Nothing that failed is left in the tree, and the run ends with exit 0 and
-the per-entry report; on a tree without struct slab (5.10, a user's branch
-of it) a failing entry still stops the run.
+An entry part of which is already there while the rest is gone (mixed
+evidence) is not upstream: it is tried, and not applicable (with both
+lists) when its rules do not fit.  Nothing that failed is left in the
+tree, and the run ends with exit 0 and the per-entry report; but a rule
+whose spatch run crashes (regen.spatch.SpatchCrash) stops the run with an
+error, as a failing entry does on a tree without struct slab (5.10, a
+user's branch of it): a rule that did not run is no verdict.
 """
 from __future__ import annotations
 
@@ -70,7 +74,7 @@ SEARCH = ["mm/slab.h", "include/linux/mm_types.h", "include/linux/page-flags.h",
           "include/linux/slab_def.h", "include/linux/mm.h", "mm/kasan/kasan.h"]
 
 
-def _evidence(x: manifest.Expect, tree: Path) -> str:
+def _upstream_line(x: manifest.Expect, tree: Path) -> str:
     """An upstream check that holds, with the first line that shows it per
     file for a `present` one."""
     if x.kind != "present":
@@ -87,14 +91,35 @@ def _evidence(x: manifest.Expect, tree: Path) -> str:
 
 
 def classify(entry: manifest.Entry, tree: Path, root: Path) -> Verdict | None:
-    """The verdict before applying `entry` to `tree` (None: try to apply it)."""
+    """The verdict before applying `entry` to `tree` (None: try to apply it).
+    Upstream only when every piece of evidence says so; an entry part of
+    which is already there while the rest is gone (mixed evidence) is
+    tried, and is not applicable if it does not apply."""
     missing_files = [f for f in entry.files if not (tree / f).is_file()]
     if missing_files and len(missing_files) == len(entry.files):
         return Verdict(NOT_APPLICABLE, [f"{', '.join(missing_files)} not in this kernel"])
     if entry.expects and all(effects.check(x, tree)[0] for x in entry.expects):
         return Verdict(UPSTREAM, [f"expected effect holds: {x.describe()}" for x in entry.expects])
     if entry.upstream and all(effects.check(x, tree)[0] for x in entry.upstream):
-        return Verdict(UPSTREAM, [_evidence(x, tree) for x in entry.upstream])
+        return Verdict(UPSTREAM, [_upstream_line(x, tree) for x in entry.upstream])
+    have, gone = _evidence(entry, tree, root)
+    if gone and not have:
+        return Verdict(NOT_APPLICABLE, gone)
+    if have and not gone:
+        return Verdict(UPSTREAM, have)
+    return None
+
+
+def mixed_evidence(entry: manifest.Entry, tree: Path, root: Path) -> list[str]:
+    """For an entry that did not apply: what of it is already there and
+    what is gone, when it is both (else nothing)."""
+    have, gone = _evidence(entry, tree, root)
+    return [f"mixed evidence, not upstream: {'; '.join(have + gone)}"] if have and gone else []
+
+
+def _evidence(entry: manifest.Entry, tree: Path, root: Path) -> tuple[list[str], list[str]]:
+    """(what of the entry is already in `tree`, what it converts that is gone)."""
+    missing_files = [f for f in entry.files if not (tree / f).is_file()]
     have, gone = [], [f"{f} not in this kernel" for f in missing_files]
     for st in entry.steps:
         files = [f for f in st.files if (tree / f).is_file()]
@@ -129,10 +154,4 @@ def classify(entry: manifest.Entry, tree: Path, root: Path) -> Verdict | None:
                 w = _where_defined(tree, new, files)
                 (have if w else gone).append(
                     f"{old}() is not in this kernel" + (f"; {new}() is ({w})" if w else ""))
-    if gone and not have:
-        return Verdict(NOT_APPLICABLE, gone)
-    if have and not gone:
-        return Verdict(UPSTREAM, have)
-    if have and gone:
-        return Verdict(UPSTREAM, have + gone)
-    return None
+    return have, gone

@@ -227,8 +227,13 @@ def verify_applied(ap: Applied, config=DEFAULT_CONFIGS, bisect_configs=DEFAULT_B
         r.field_users = field_users_check(ap, results, coverage_builds)
         if r.field_users is None and not field_users.page_keeps_slab_members(ap.src.tree):
             g.field_users_none = "struct page had no slab members before the series"
-        r.residue = residue_summary(ap)
-        gated = residue_gate(r.residue, upstream_residue(ap))
+        try:
+            r.residue = residue_summary(ap)
+        except SlabconvError as e:         # a check that did not run fails the verdict
+            r.residue, g.residue_error = None, str(e).splitlines()[0] if str(e) else repr(e)
+            r.ok = False
+            r.problems.append(f"[residue] the check did not run: {g.residue_error}")
+        gated = [] if r.residue is None else residue_gate(r.residue, upstream_residue(ap))
     else:
         r.field_users, r.residue, gated = None, None, []
         g.not_run["field-users"] = g.not_run["residue"] = "not asked for"
@@ -435,14 +440,11 @@ def upstream_residue(ap: Applied):
 
 def residue_summary(ap: Applied, limit: int = 10):
     """Print the residue report of the applied series (counts and the first
-    `limit` uses that are NOT allowed).  Information only: it does not decide
-    verify's pass or fail (yet); a failure to produce it is reported, not raised."""
+    `limit` uses that are NOT allowed) and return it; verify's residue gate
+    (residue_gate()) decides on it.  A failure to produce it is raised
+    (SlabconvError): verify fails on a residue check that did not run."""
     from verify import residue
-    try:
-        rr = residue.check(ap.tree)
-    except SlabconvError as e:
-        info("residue", f"no residue report: {e}")
-        return None
+    rr = residue.check(ap.tree)
     print(rr.summary(limit=limit))
     return rr
 

@@ -412,3 +412,67 @@ def test_oops_inside_an_oom_bracket_still_fails():
     text = oom_bracket("[   12.3] BUG: kernel NULL pointer dereference, address: 0000000000000008\n"
                        "[   12.3] Oops: 0000 [#1] SMP NOPTI\n")
     assert kinds(text) == ["bug", "oops", "expected"]
+
+
+def usercopy_oops(cache="slabconv_rej", ts="14.1", kind="exposure", where="from SLUB object"):
+    body = (f"usercopy: Kernel memory {kind} attempt detected {where} '{cache}' "
+            "(offset 200, size 100)!\n"
+            "------------[ cut here ]------------\n"
+            "kernel BUG at mm/usercopy.c:99!\n"
+            "invalid opcode: 0000 [#1] SMP NOPTI\n"
+            "CPU: 0 PID: 71 Comm: slabconv_rej Tainted: G           O      5.10.0 #1\n"
+            "RIP: 0010:usercopy_abort+0x7b/0x7d\n"
+            "Call Trace:\n"
+            " __check_heap_object+0xe1/0x110\n"
+            " __check_object_size+0x154/0x170\n"
+            " reject_thread+0x30/0x50 [slabconv_test]\n"
+            " kthread+0x11b/0x140\n"
+            " ret_from_fork+0x22/0x30\n"
+            "Modules linked in: slabconv_test(O)\n"
+            "---[ end trace 4b0fb2a8fdb8e2f3 ]---\n"
+            "RIP: 0010:usercopy_abort+0x7b/0x7d\n")
+    return "".join(f"[   {ts}] {x}\n" for x in body.splitlines())
+
+
+def usercopy_bracket(inside, cache="slabconv_rej", ts="14.0"):
+    return (f"[   {ts}] slabconv-expect: begin usercopy exposure {cache}\n" + inside
+            + f"[   {ts}] slabconv-expect: end usercopy\n")
+
+
+def test_expected_usercopy_rejection_and_its_bug_are_accepted_in_the_bracket():
+    text = CLEAN + usercopy_bracket(usercopy_oops()) + \
+        usercopy_bracket(usercopy_oops("slabconv_uc", ts="14.3"), "slabconv_uc", ts="14.2")
+    assert console.scan_text(text) == []
+    # SLAB names its object so too
+    assert console.scan_text(usercopy_bracket(usercopy_oops(where="from SLAB object"))) == []
+
+
+def test_usercopy_rejection_outside_a_bracket_fails():
+    assert kinds(usercopy_oops()) == ["usercopy", "bug"]
+    # a second report after the bracket's own is not accepted either
+    assert kinds(usercopy_bracket(usercopy_oops()) + usercopy_oops(ts="15.0")) == \
+        ["usercopy", "bug"]
+
+
+def test_missing_or_wrong_usercopy_report_fails():
+    # the copy went ahead (a __check_heap_object() that accepts it): no report
+    found = console.scan_text(usercopy_bracket("[   14.0] slabconv-ktap: # nothing\n"))
+    assert [f.kind for f in found] == ["expected"]
+    assert "no usercopy exposure report naming cache slabconv_rej" in found[0].line
+    # another cache, or an overwrite where an exposure was expected
+    found = console.scan_text(usercopy_bracket(usercopy_oops("kmalloc-256")))
+    assert [f.kind for f in found][:1] == ["usercopy"]
+    assert "(expected exposure from cache slabconv_rej)" in found[0].line
+    assert "bug" in [f.kind for f in found]          # its BUG is not accepted then
+    found = console.scan_text(usercopy_bracket(usercopy_oops(kind="overwrite", where="to SLUB object")))
+    assert [f.kind for f in found][:1] == ["usercopy"]
+    # 5.10's fallback (the copy is only warned about, and goes ahead)
+    warn = ("[   14.1] WARNING: CPU: 0 PID: 71 at mm/usercopy.c:75 usercopy_warn+0x7a/0x7c\n"
+            "[   14.1] Bad or missing usercopy whitelist? Kernel memory exposure attempt "
+            "detected from SLUB object 'slabconv_uc' (offset 64, size 96)!\n")
+    assert kinds(usercopy_bracket(warn, "slabconv_uc")) == ["warning", "usercopy", "expected"]
+
+
+def test_a_bug_before_the_usercopy_report_in_the_bracket_fails():
+    text = usercopy_bracket("[   14.1] kernel BUG at mm/usercopy.c:99!\n" + usercopy_oops())
+    assert kinds(text)[:1] == ["bug"]

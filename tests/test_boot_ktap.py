@@ -186,10 +186,42 @@ def test_crlf_and_trailing_garbage():
     assert r.root.subtests[0].name == "a"
 
 
-def test_second_document_is_ignored():
+def test_a_second_document_is_not_ignored():
     r = ktap.parse("KTAP version 1\n1..1\nok 1 - a\nKTAP version 1\n1..1\nnot ok 1 - b\n")
-    assert r.ok
-    assert len(r.root.subtests) == 1
+    assert not r.ok and r.root.status is Status.FAIL
+    assert any("a second KTAP document follows the first ('KTAP version 1', 3 line(s))" in e
+               for e in r.errors), r.errors
+    assert r.failures()
+
+
+def test_todo_is_not_a_skip():
+    r = ktap.parse("KTAP version 1\n1..3\nok 1 - a\nnot ok 2 - b # TODO not written yet\n"
+                   "not ok 3 - c # XFAIL known\n")
+    assert not r.ok
+    assert [t.status for t in r.root.subtests] == [Status.PASS, Status.FAIL, Status.FAIL]
+    assert r.counts.skipped == 0 and r.counts.failed == 2
+    # ok # TODO passed
+    r = ktap.parse("KTAP version 1\n1..1\nok 1 - a # TODO\n")
+    assert r.ok and r.counts.passed == 1 and r.counts.skipped == 0
+
+
+def test_planned_counts_the_leaves_every_plan_announces():
+    text = """KTAP version 1
+1..3
+    KTAP version 1
+    # Subtest: mod
+    1..4
+    ok 1 - x
+    ok 2 - y # SKIP no
+    ok 3 - z
+    ok 4 - w
+ok 1 - mod
+ok 2 - b
+"""
+    r = ktap.parse(text)
+    assert r.planned == 6                   # 4 in mod, b, and a third never printed
+    assert r.counts.passed + r.counts.skipped == 5 < r.planned
+    assert not r.ok                         # truncated, too
 
 
 def test_indented_diagnostics_are_not_subtests():

@@ -8,6 +8,7 @@ every in-guest test to pass.  Nothing here is skipped: a missing tool or
 kernel is a failure.
 """
 import filecmp
+import re
 
 import pytest
 
@@ -19,6 +20,11 @@ from slabconv.source import resolve
 pytestmark = [pytest.mark.slow, pytest.mark.network]
 
 COMMITTED = paths.GENERATED / paths.DEFAULT_KERNEL
+# the checks tests/conftest.py's patched_kernel does not ask verify for
+NOT_ASKED = ("per-patch", "object-code", "runtime", "compiled-lines")
+# boot/guest/slabconv_test.c's copies that hardened usercopy must refuse
+REJECTED_COPIES = ("usercopy_reject_past_end", "usercopy_reject_outside_window",
+                   "usercopy_reject_freed_neighbour")
 
 
 @pytest.fixture(scope="module")
@@ -70,10 +76,23 @@ def test_committed_series_applies_builds_and_boots(patched_kernel):
     assert not vr.new_warnings, vr.summary
     assert vr.sparse is not None and not vr.sparse.new, vr.summary
     assert vr.ok, vr.summary
+    # every check of the verdict ran and passed: not "nothing to prove" (the
+    # field users, were struct page to keep its slab members), not a residue
+    # check that did not run; only those the fixture does not ask for
+    # (tests/conftest.py: no per-patch builds, no coverage builds) are not run
+    g = vr.gates
+    assert g.unproven(NOT_ASKED) == {}, g.summary()
+    assert g.field_users is not None and g.field_users["files"], g.summary()
+    assert g.residue is not None and g.residue.results, g.summary()
     br = pipeline.boot_verified(vr, "e2e")
     assert br.passed, br.summary()
     assert br.counts.failed == 0 and br.counts.passed >= 3, br.summary()
+    # every test the guest plans ran: passed or skipped (none lost)
+    assert br.counts.passed + br.counts.skipped == br.results.planned, br.summary()
     assert br.module_tests >= 10, br.summary()
+    # the copies hardened usercopy must reject were made and rejected, not skipped
+    for name in REJECTED_COPIES:
+        assert re.search(rf"^\s*ok \d+ - {name}$", br.ktap, re.M), br.ktap
     assert br.seconds < 60, "boot and in-guest tests should take well under a minute under TCG"
 
 
@@ -117,6 +136,8 @@ def test_every_allocator_builds_and_boots(allocator_kernel):
     br = pipeline.boot_config(vr, f"e2e-{vr.config}")
     assert br.passed, br.summary()
     assert br.counts.failed == 0 and br.counts.passed >= 3, br.summary()
+    # every test the guest plans ran: passed or skipped (none lost)
+    assert br.counts.passed + br.counts.skipped == br.results.planned, br.summary()
     assert br.module_tests >= 10, br.summary()
     assert "slub_debug" not in br.cmdline
     assert f"# allocator {vr.config.upper()}" in br.ktap

@@ -23,8 +23,17 @@ from fetch import apt, debver, suites, unpack
 from fetch.apt import DebInfo, FetchError
 from fetch.suites import Suite, package_name
 from slabconv.log import SlabconvError
+from slabconv.proc import require_tool
 
-pytestmark = pytest.mark.skipif(shutil.which("dpkg-deb") is None, reason="needs dpkg-deb")
+
+
+@pytest.fixture(autouse=True, scope="module")
+def dpkg_tools():
+    """dpkg-deb builds the fake .debs and dpkg orders versions: a missing
+    one is a failure (exit code 3, the package to install), as every
+    missing tool of this suite is, never a skip."""
+    require_tool("dpkg-deb", "dpkg")
+    require_tool("dpkg", "dpkg")
 
 
 # -- fixtures: fake linux-source .deb files -------------------------------------
@@ -479,8 +488,6 @@ def test_debian_version_order(a, b):
 
 
 def test_debian_version_order_matches_dpkg():
-    if shutil.which("dpkg") is None:
-        pytest.skip("no dpkg")
     vs = ["5.10.262-1", "5.10.26-1", "5.10.262-1+b1", "5.10.262~rc1-1", "1:5.0-1", "5.10.262-1.1"]
     for a in vs:
         for b in vs:

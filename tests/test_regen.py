@@ -766,6 +766,7 @@ def test_a_kernel_with_struct_slab_gets_a_verdict_per_entry(tree, tmp_path, cach
       in = ["{f}"]'''
     m = write_manifest(tmp_path / "c", entry("b", conv("use_b")) + entry("gone", conv("use_z"))
                        + entry("slob", conv("slob_free", "mm/slob.c"))
+                       + entry("mixed", conv("use_b") + conv("use_z"))
                        + entry("misfit", '''
       [[entry.step]]
       rule = "rules/rename_fn.cocci"
@@ -788,13 +789,46 @@ def test_a_kernel_with_struct_slab_gets_a_verdict_per_entry(tree, tmp_path, cach
     assert verdicts["gone"] == (upstream.NOT_APPLICABLE, "use_z() is not in mm/slub.c")
     assert verdicts["slob"] == (upstream.NOT_APPLICABLE, "mm/slob.c not in this kernel")
     assert verdicts["misfit"][0] == upstream.NOT_APPLICABLE and "changed nothing" in verdicts["misfit"][1]
+    # half of it already there, half of it gone: not upstream
+    assert verdicts["mixed"][0] == upstream.NOT_APPLICABLE, verdicts["mixed"]
+    assert "mixed evidence, not upstream: use_b() already takes a struct slab" in verdicts["mixed"][1]
+    assert "use_z() is not in mm/slub.c" in verdicts["mixed"][1]
     assert verdicts["a"] == (upstream.APPLIED, "")
     assert [e.id for e in res.entries] == ["a"]
     text = (res.worktree.path / "mm" / "slub.c").read_text()
     assert "caller2" not in text, "a misfit entry leaves nothing behind"
     assert "static void use_a(struct kmem_cache *s, struct slab *slab)" in text
     report = (tmp_path / "out" / "ENTRIES").read_text()
-    assert "upstream        mm/slub: b" in report and "1 applied, 1 upstream, 3 not applicable" in report
+    assert "upstream        mm/slub: b" in report and "1 applied, 1 upstream, 4 not applicable" in report
+
+
+def test_a_rule_that_crashes_on_a_kernel_with_struct_slab_is_an_error(tree, tmp_path, cache):
+    """On a converted kernel an entry whose rules do not fit is 'not
+    applicable', but a rule whose spatch run fails (here: a SmPL syntax
+    error) did not run at all: regen stops with an error naming the entry,
+    it does not pass it off as not applicable with exit 0."""
+    (tree / "mm" / "slab.h").write_text("struct slab {\n\tunsigned long flags;\n};\n")
+    rules = tmp_path / "c" / "rules"
+    rules.mkdir(parents=True)
+    for r in (REPO / "cocci" / "rules").iterdir():
+        (rules / r.name).symlink_to(r)
+    (rules / "crash.cocci").write_text("@@\nidentifier f;\n@@\n- f(\n")
+    m = write_manifest(tmp_path / "c", '''
+    [[entry]]
+    id = "crash"
+    subject = "mm/slub: crash"
+    message = "m"
+      [[entry.step]]
+      rule = "rules/crash.cocci"
+      files = ["mm/slub.c"]
+      [[entry.expect]]
+      defines = ["nothing_like_this"]
+      in = "mm/slub.c"
+''')
+    with pytest.raises(SlabconvError) as e:
+        regen(tree, m, tmp_path)
+    assert e.value.exit_code == 1
+    assert "entry 'crash'" in str(e.value) and "spatch failed on crash.cocci" in str(e.value)
 
 
 def test_a_failing_entry_names_the_entries_that_depend_on_it(tree, tmp_path, cache):

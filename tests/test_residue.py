@@ -283,7 +283,7 @@ def test_missing_file_is_a_usage_error(tmp_path):
     assert cli("--tree", tree, "--files", "mm/slob.c").returncode == 2
 
 
-def test_verify_prints_the_residue_summary_without_failing(tmp_path, capsys, monkeypatch):
+def test_verify_prints_the_residue_summary_and_raises_when_it_cannot(tmp_path, capsys, monkeypatch):
     from slabconv import pipeline
     ap = pipeline.Applied(src=None, tree=small_tree(tmp_path / "t", ALLOWED_ONLY + PLANTED),
                           baseline_id="0" * 40, patches=[], touched=[])
@@ -295,14 +295,14 @@ def test_verify_prints_the_residue_summary_without_failing(tmp_path, capsys, mon
     (ap.tree / "include" / "linux" / "slub_def.h").unlink()
     rr = pipeline.residue_summary(ap)
     assert rr is not None and rr.files == ["mm/slub.c"]
-    # no report at all (spatch failing, say) is a note, not an error
+    # no report at all (spatch failing, say) is raised, never taken as "no problem"
     from slabconv.log import SlabconvError
 
     def broken(*a, **k):
         raise SlabconvError("spatch failed")
     monkeypatch.setattr(residue, "check", broken)
-    assert pipeline.residue_summary(ap) is None
-    assert "no residue report: spatch failed" in capsys.readouterr().err
+    with pytest.raises(SlabconvError, match="spatch failed"):
+        pipeline.residue_summary(ap)
 
 
 # ---- the committed series ------------------------------------------------------------
@@ -387,4 +387,26 @@ def test_verify_gates_only_the_converted_files(monkeypatch):
 
     gated = pipeline.residue_gate(R())
     assert [c.finding.file for c in gated] == ["mm/slub.c", "mm/slab.c"]
-    assert pipeline.residue_gate(None) == []
+
+
+def test_every_allow_entry_of_the_committed_allowlist_names_its_uses():
+    """An [[allow]] entry without a `text` allows any use of struct page of
+    its kinds anywhere in its functions: a new call or local there would
+    pass unseen.  Every entry says which uses it allows; a planted call in
+    one of those functions is NOT allowed."""
+    al = residue.load_allowlist()
+    loose = [e.describe() for e in al.entries if e.action == "allow" and e.text is None]
+    assert not loose, loose
+    F = residue.Finding
+    for f in (F("mm/slub.c", 1, 1, "call", "kmalloc_large_node", "virt_to_head_page"),
+              F("mm/slab.h", 1, 1, "local", "slab_address", "head"),
+              F("mm/slab.c", 1, 1, "call", "kmem_getpages", "compound_head"),
+              F("mm/slob.c", 1, 1, "call", "slob_new_pages", "virt_to_head_page"),
+              F("mm/slab.h", 1, 1, "call", "account_slab", "page_to_nid")):
+        assert not al.classify(f).allowed, f
+    # what the series leaves there is still allowed
+    for f in (F("mm/slub.c", 1, 1, "call", "kmalloc_large_node", "alloc_pages_node"),
+              F("mm/slab.h", 1, 1, "cast", "slab_order", "(struct page *)slab"),
+              F("mm/slab.c", 1, 1, "local", "kmem_getpages", "page"),
+              F("mm/slob.c", 1, 1, "local", "slob_free_pages", "sp")):
+        assert al.classify(f).allowed, f

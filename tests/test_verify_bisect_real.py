@@ -180,3 +180,55 @@ def test_slabconv_verify_names_the_patch_that_does_not_compile(applied, tmp_path
         assert "error: expected ';'" in c["first_failure"]["error_excerpt"]
         assert c["patches_checked"] == bad
     assert [c["config"] for c in b["configs"]] == ["slub", "slub-nodebug"]   # as asked
+
+
+UNUSED_WARNING = """
+void slabconv_planted_warning(void);
+void slabconv_planted_warning(void)
+{
+\tint slabconv_planted_unused;\t/* -Wunused-variable: a warning, not an error */
+}
+"""
+
+
+def test_a_real_warning_planted_mid_series_is_named(applied, tmp_path):
+    """A three-patch series on the baseline, in the real tree and a real
+    build: a harmless patch, then one that adds a compiler warning (an
+    unused variable in mm/slub.c), then the warning's removal.  The per-patch
+    check must pass the first patch and name the second, with gcc's
+    warning; the series' last commit is clean, so only the per-patch check
+    can see it."""
+    clone = tmp_path / "repo"
+    git(tmp_path, "clone", "-q", "--shared", "--no-checkout", applied.tree, clone)
+    base = git(clone, "rev-parse", f"{BASE_TAG}^{{commit}}")
+    slub = subprocess.run(["git", "-C", str(clone), "show", f"{base}:mm/slub.c"],
+                          stdout=subprocess.PIPE, check=True).stdout
+    run = f"slabconv test run {time.time_ns()}"
+    idx = {"GIT_INDEX_FILE": str(tmp_path / "index")}
+
+    def commit(parent, content: bytes, subject: str) -> str:
+        blob = git(clone, "hash-object", "-w", "--stdin", input=content)
+        git(clone, "read-tree", base, env=idx)
+        git(clone, "update-index", "--cacheinfo", f"100644,{blob},mm/slub.c", env=idx)
+        return git(clone, "commit-tree", git(clone, "write-tree", env=idx), "-p", parent,
+                   "-m", f"{subject}\n\n{run}.")
+
+    comment = f"\n/* {run} */\n".encode()
+    subjects = ["mm/slub: A comment", "mm/slub: Plant an unused variable",
+                "mm/slub: Remove the unused variable again"]
+    one = commit(base, slub + comment, subjects[0])
+    two = commit(one, slub + comment + UNUSED_WARNING.encode(), subjects[1])
+    head = commit(two, slub + comment, subjects[2])
+    r = bisect.check_series(clone, paths.cache_dir("build", applied.src.version), ["slub"],
+                            base=BASE_TAG, head=head, baseline_src=applied.src.tree,
+                            baseline_id=applied.ident, report_dir=tmp_path / "report")
+    c = r.configs[0]
+    assert not r.ok and not c.ok, r.summary
+    f = c.first_failure
+    assert (f.index, f.subject) == (2, subjects[1]), r.summary
+    assert [p.ok for p in c.patches] == [True, False], r.summary
+    assert [(w.file, w.function, w.flag) for w in f.new_warnings] == [
+        ("mm/slub.c", "slabconv_planted_warning", "-Wunused-variable")], f.problem
+    assert f.problem.startswith("1 new compiler warning(s): mm/slub.c:") and \
+        "unused variable 'slabconv_planted_unused'" in f.problem, f.problem
+    assert r.problems == [f'patch 2/3 "{subjects[1]}" fails in config slub: {f.problem}']

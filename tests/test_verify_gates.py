@@ -142,6 +142,10 @@ def world(tmp_path, monkeypatch):
 
     def field_users_check(ap, results, extra_builds=None):
         seen["field_users_builds"] = dict(extra_builds or {})
+        if plant.get("field_users_none"):       # struct page keeps its slab members
+            from verify import field_users
+            monkeypatch.setattr(field_users, "page_keeps_slab_members", lambda tree: True)
+            return None
         return {"files": [{"file": "mm/user.c", "uses": 2, "built_by": ["slub"], "why_not": ""}],
                 "left": ["mm/user.c"] if plant.get("field") else []}
 
@@ -161,7 +165,19 @@ def world(tmp_path, monkeypatch):
     monkeypatch.setattr(verify, "check_build", check_build)
     monkeypatch.setattr(bisect, "check_series", check_series)
     monkeypatch.setattr(pipeline, "field_users_check", field_users_check)
-    monkeypatch.setattr(pipeline, "residue_summary", lambda ap: FakeResidue())
+    real_residue_summary = pipeline.residue_summary
+
+    def residue_summary(ap):
+        if plant.get("residue_crash"):      # the real summary, its spatch run failing
+            from slabconv.log import SlabconvError
+            from verify import residue
+
+            def crash(*a, **k):
+                raise SlabconvError("spatch: residue_page.cocci: exit 1")
+            monkeypatch.setattr(residue, "check", crash)
+            return real_residue_summary(ap)
+        return FakeResidue()
+    monkeypatch.setattr(pipeline, "residue_summary", residue_summary)
     monkeypatch.setattr(pipeline, "nullcheck_series",
                         lambda ap: _nullcheck(tmp_path, finding=plant.get("nullcheck", False)))
     monkeypatch.setattr(pipeline, "checkpatch_series",
@@ -231,6 +247,7 @@ def test_all_checks_pass_and_every_figure_is_printed(world, capsys):
     ({"field": True}, "still used after the series in mm/user.c"),
     ({"compiled": True}, "1 changed code line(s) compiled by no build"),
     ({"coverage_build": True}, "[kasan] the patched tree does not build: mm/kasan/common.o"),
+    ({"residue_crash": True}, "[residue] the check did not run: spatch: residue_page.cocci: exit 1"),
 ])
 def test_each_planted_failure_fails_verify_and_is_named(world, capsys, plant, named):
     ap, planted = world
@@ -245,7 +262,8 @@ def test_each_planted_failure_fails_verify_and_is_named(world, capsys, plant, na
     rep = json.loads(r.gates.report.read_text())
     assert rep["ok"] is False and "FAIL" in rep["status"].values()
     status = r.gates.status()
-    which = {"code": "object-code", "boot": "runtime", "bisect": "per-patch"}
+    which = {"code": "object-code", "boot": "runtime", "bisect": "per-patch",
+             "residue_crash": "residue"}
     for k, check in which.items():
         if k in plant:
             assert status[check] == "FAIL", status
@@ -327,3 +345,25 @@ def test_the_main_job_says_what_it_proved_and_what_is_left(world, capsys):
     assert (args.bisect_configs, args.runtime_configs, args.coverage_configs) == \
         ("none", "none", "none")
     assert pipeline._configs(args, pipeline.MAIN_CONFIGS) == ["slub"]
+
+
+@pytest.mark.parametrize("plant, check, status", [
+    ({}, None, None),
+    ({"residue_crash": True}, "residue", "FAIL"),
+    ({"field_users_none": True}, "field-users",
+     "nothing to prove (struct page keeps its slab members)"),
+    ({"layout": True}, "layout", "FAIL"),
+])
+def test_unproven_names_every_check_that_did_not_run_and_pass(world, plant, check, status):
+    """What test_e2e asserts of the real verdict: every check ran and
+    passed.  A residue check that did not run and the field users' "nothing
+    to prove" are named, as a FAIL is; a check that is not asked for must
+    be "not run"."""
+    ap, planted = world
+    planted.update(plant)
+    r = pipeline.verify_applied(ap, ("slub",), (), coverage_configs=None)
+    asked_not = ("per-patch", "object-code", "runtime", "compiled-lines")
+    got = r.gates.unproven(asked_not)
+    assert got == ({} if check is None else {check: status}), r.gates.status()
+    # a check that ran although it was not asked for is named too
+    assert "residue" in r.gates.unproven(asked_not + ("residue",))

@@ -58,6 +58,7 @@ class Gates:
     field_users_none: str = "struct page keeps its slab members"   # why None: nothing to prove
     residue: Optional[object] = None               # verify.residue.ResidueResult
     residue_gated: list = field(default_factory=list)   # NOT allowed uses in gated files
+    residue_error: str = ""                        # why the residue check did not run
     layout: Optional[object] = None                # verify.layout.LayoutResult
     checkpatch: Optional[object] = None            # verify.checkpatch.CheckpatchResult
     nullcheck: Optional[object] = None             # verify.nullcheck.NullcheckResult
@@ -104,9 +105,24 @@ class Gates:
                 out[name] = f"nothing to prove ({self.field_users_none})" \
                     if self.field_users is None else st(not self.field_users["left"])
             elif name == "residue":
-                out[name] = "no report" if self.residue is None else st(not self.residue_gated)
+                out[name] = st(self.residue is not None and not self.residue_gated)
             elif name == "layout":
                 out[name] = st(self.layout is not None and self.layout.ok)
+        return out
+
+    def unproven(self, not_asked=()) -> dict:
+        """check -> status, for every check that did not run and pass: each
+        check not in `not_asked` must be "ok" ("nothing to prove", a check
+        that did not run, a FAIL are all listed), and each in `not_asked`
+        must be "not run" (a check that ran when it was not asked for is
+        listed too).  Empty: every check of the verdict ran and passed."""
+        out = {}
+        for name, st in self.status().items():
+            if name in not_asked:
+                if not st.startswith("not run"):
+                    out[name] = st
+            elif st != "ok":
+                out[name] = st
         return out
 
     # ---- the human summary ---------------------------------------------------------
@@ -238,7 +254,7 @@ class Gates:
         if "residue" in self.not_run:
             return [f"residue: not run: {self.not_run['residue']}"]
         if r is None:
-            return ["residue: no report"]
+            return [f"residue: FAIL: the check did not run: {self.residue_error or 'no report'}"]
         L = [f"residue: struct page uses left in the slab code ({len(r.results)} uses, "
              f"{len(r.not_allowed)} NOT allowed, {len(self.residue_gated)} of them in a gated "
              f"file)"]
@@ -273,6 +289,7 @@ class Gates:
             "compiled_lines": d(self.compiled),
             "field_users": self.field_users,
             "residue": d(self.residue),
+            "residue_error": self.residue_error,
             "residue_gated": [f"{c.finding.file}:{c.finding.line} {c.finding.function} "
                               f"{c.finding.kind} {c.finding.text}" for c in self.residue_gated],
             "layout": d(self.layout),

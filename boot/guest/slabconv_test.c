@@ -21,8 +21,21 @@
  * script (dmesg) and the host's console scanner check the reports; a KASAN
  * report outside such a bracket fails the run.
  *
- * Every usercopy here stays inside the slab object and inside the cache's
- * usercopy whitelist: a rejected copy BUGs the guest (that is later work).
+ * The usercopy_kmalloc / usercopy_cache cases stay inside the slab object
+ * and inside the cache's usercopy whitelist: hardened usercopy must let
+ * them through.  The usercopy_reject cases make copies it must refuse (past
+ * the end of an object, outside a cache's whitelist, into a freed
+ * neighbour): usercopy_abort() prints "usercopy: Kernel memory exposure
+ * attempt detected from ... 'CACHE'" and BUG()s.  Each runs in a kthread of
+ * its own, so the BUG kills that thread and not the module's init; the
+ * case passes when the thread died without returning from the copy, and
+ * each is bracketed by "slabconv-expect: begin usercopy exposure CACHE" /
+ * "slabconv-expect: end usercopy" console lines: boot/console.py requires
+ * the report naming CACHE in the bracket and accepts its BUG there only.
+ * panic_on_oops is off only while the thread of such a copy runs (the
+ * guest boots with oops=panic: any other oops still ends it).  5.10 only warns about a copy outside the whitelist
+ * but inside the object unless it boots with
+ * slab_common.usercopy_fallback=N (boot/__init__.py's command line).
  * Copy sizes go through opaque() so they are never compile-time constants;
  * otherwise check_object_size() - hardened usercopy - would be skipped.
  *
@@ -37,6 +50,10 @@
 #include <linux/cpumask.h>
 #include <linux/kasan.h>
 #include <linux/kernel.h>
+#include <linux/kthread.h>
+#include <linux/completion.h>
+#include <linux/delay.h>
+#include <linux/fs.h>
 #include <linux/mm.h>
 #include <linux/mman.h>
 #include <linux/module.h>
@@ -46,6 +63,7 @@
 #include <linux/poison.h>
 #include <linux/rcupdate.h>
 #include <linux/sched.h>
+#include <linux/sched/task.h>
 #include <linux/slab.h>
 #include <linux/smp.h>
 #include <linux/string.h>
@@ -97,6 +115,9 @@ static unsigned long ubuf;
 #define UC_USERSIZE	256
 #define ACCT_OBJ	1024
 static struct kmem_cache *uc_cache;	/* whitelist [128, 384) of 512 */
+#define REJ_OBJ		256
+#define REJ_CACHE	"slabconv_rej"
+static struct kmem_cache *rej_cache;	/* whole object whitelisted */
 static struct kmem_cache *acct_cache;	/* SLAB_ACCOUNT, whole object whitelisted */
 static void **hold;
 static unsigned int hold_nr;
@@ -524,6 +545,215 @@ static enum result t_usercopy_cache_accounted(struct ctx *c)
 		kmem_cache_free(acct_cache, src);
 	if (dst)
 		kmem_cache_free(acct_cache, dst);
+	return r;
+}
+
+/* ---- copies hardened usercopy must reject ----------------------------- */
+
+/*
+ * copy_to_user() of [from, from + len) in a kthread of its own.  The kthread
+ * has no user mm: a copy that hardened usercopy lets through faults on the
+ * user address and is fixed up (nothing is exposed), and the thread
+ * returns; a rejected copy BUGs in usercopy_abort() and the thread dies
+ * there.  The job is freed by whichever of the two is last.
+ */
+struct reject_job {
+	const void *from;
+	size_t len;
+	unsigned long left;
+	struct completion returned;
+};
+
+#define REJECT_UADDR	0x10000UL
+#define REJECT_WAIT_MS	60000
+
+static int reject_thread(void *arg)
+{
+	struct reject_job *j = arg;
+
+	j->left = copy_to_user((void __user *)REJECT_UADDR, j->from, opaque(j->len));
+	complete(&j->returned);
+	return 0;
+}
+
+static void expect_usercopy_begin(const char *cache)
+{
+	printk(KERN_INFO "slabconv-expect: begin usercopy exposure %s\n", cache);
+}
+
+static void expect_usercopy_end(void)
+{
+	printk(KERN_INFO "slabconv-expect: end usercopy\n");
+}
+
+/*
+ * The guest boots with oops=panic, so that any other oops ends it at once;
+ * the BUG() of a rejected copy must only end its thread.  panic_on_oops is
+ * off (through its sysctl file: the variable is not exported) exactly while
+ * the copy's thread runs.  Returns the previous value, or -errno.
+ */
+#define PANIC_ON_OOPS "/proc/sys/kernel/panic_on_oops"
+static int set_panic_on_oops(int v)
+{
+	struct file *f = filp_open(PANIC_ON_OOPS, O_RDWR, 0);
+	char buf[16] = "";
+	loff_t pos = 0;
+	ssize_t n;
+	int old;
+
+	if (IS_ERR(f))
+		return PTR_ERR(f);
+	n = kernel_read(f, buf, sizeof(buf) - 1, &pos);
+	if (n <= 0 || kstrtoint(strim(buf), 10, &old)) {
+		filp_close(f, NULL);
+		return n < 0 ? (int)n : -EINVAL;
+	}
+	pos = 0;
+	n = scnprintf(buf, sizeof(buf), "%d\n", v);
+	n = kernel_write(f, buf, n, &pos);
+	filp_close(f, NULL);
+	return n < 0 ? (int)n : old;
+}
+
+/* PASS when the copy was rejected: its thread died inside copy_to_user(). */
+static enum result expect_rejected(struct ctx *c, const char *cache, const void *from,
+				   size_t len, const char *what)
+{
+	struct reject_job *j = kzalloc(sizeof(*j), GFP_KERNEL);
+	struct task_struct *t;
+	unsigned int ms = 0;
+	bool returned = false, died = false;
+	int panic_old;
+
+	if (!j)
+		return FAILED(c, "kzalloc failed");
+	j->from = from;
+	j->len = len;
+	init_completion(&j->returned);
+	t = kthread_create(reject_thread, j, "slabconv_rej");
+	if (IS_ERR(t)) {
+		kfree(j);
+		return FAILED(c, "kthread_create failed: %ld", PTR_ERR(t));
+	}
+	get_task_struct(t);
+	panic_old = set_panic_on_oops(0);
+	if (panic_old < 0) {
+		kthread_stop(t);	/* never woken: the copy is not made */
+		put_task_struct(t);
+		kfree(j);
+		return FAILED(c, "cannot turn off " PANIC_ON_OOPS ": %d", panic_old);
+	}
+	expect_usercopy_begin(cache);
+	wake_up_process(t);
+	for (ms = 0; ms < REJECT_WAIT_MS; ms += 20) {
+		if (completion_done(&j->returned)) {
+			returned = true;
+			break;
+		}
+		if (READ_ONCE(t->exit_state)) {
+			died = !completion_done(&j->returned);
+			returned = !died;
+			break;
+		}
+		msleep(20);
+	}
+	expect_usercopy_end();
+	set_panic_on_oops(panic_old);
+	put_task_struct(t);
+	if (returned) {
+		size_t left = j->left;
+
+		kfree(j);
+		return FAILED(c, "%s: copy_to_user of %zu bytes was not rejected (%zu left)",
+			      what, len, left);
+	}
+	if (!died)	/* still running: the job stays allocated for it */
+		return FAILED(c, "%s: the copy neither returned nor was rejected in %u ms",
+			      what, REJECT_WAIT_MS);
+	kfree(j);
+	return PASS;
+}
+
+/* A copy that starts inside an object and runs past its end. */
+static enum result t_usercopy_reject_past_end(struct ctx *c)
+{
+	enum result r;
+	u8 *p;
+
+	NEED_HARDENED_USERCOPY(c);
+	if (!rej_cache)
+		return FAILED(c, "kmem_cache_create_usercopy(" REJ_CACHE ") failed at module init");
+	p = kmem_cache_alloc(rej_cache, GFP_KERNEL);
+	if (!p)
+		return FAILED(c, "kmem_cache_alloc failed");
+	r = expect_rejected(c, REJ_CACHE, p + REJ_OBJ - 56, 100, "past the end");
+	kmem_cache_free(rej_cache, p);
+	return r;
+}
+
+/* Inside the object, but before the start of the cache's whitelist. */
+static enum result t_usercopy_reject_outside_window(struct ctx *c)
+{
+	enum result r;
+	u8 *p;
+
+	NEED_HARDENED_USERCOPY(c);
+	if (!uc_cache)
+		return FAILED(c, "kmem_cache_create_usercopy failed at module init");
+	p = kmem_cache_alloc(uc_cache, GFP_KERNEL);
+	if (!p)
+		return FAILED(c, "kmem_cache_alloc failed");
+	r = expect_rejected(c, "slabconv_uc", p + UC_USEROFF - 64, 96, "outside the whitelist");
+	kmem_cache_free(uc_cache, p);
+	return r;
+}
+
+/*
+ * Two objects of one slab, the second the nearest above the first; the
+ * second is freed, and the copy runs from the end of the first into it.
+ */
+#define NREJ 32
+static enum result t_usercopy_reject_freed_neighbour(struct ctx *c)
+{
+	u8 *objs[NREJ] = { NULL };
+	u8 *lo = NULL, *hi = NULL;
+	enum result r;
+	unsigned int i, k;
+
+	NEED_HARDENED_USERCOPY(c);
+	if (!rej_cache)
+		return FAILED(c, "kmem_cache_create_usercopy(" REJ_CACHE ") failed at module init");
+	for (i = 0; i < NREJ; i++) {
+		objs[i] = kmem_cache_alloc(rej_cache, GFP_KERNEL);
+		if (!objs[i]) {
+			r = FAILED(c, "kmem_cache_alloc #%u failed", i);
+			goto out;
+		}
+	}
+	for (i = 0; i < NREJ; i++)
+		for (k = 0; k < NREJ; k++)
+			if (objs[k] > objs[i] &&
+			    virt_to_head_page(objs[k]) == virt_to_head_page(objs[i]) &&
+			    (!lo || objs[k] - objs[i] < hi - lo)) {
+				lo = objs[i];
+				hi = objs[k];
+			}
+	if (!lo) {
+		r = FAILED(c, "no two of %u objects share a slab", NREJ);
+		goto out;
+	}
+	for (i = 0; i < NREJ; i++)
+		if (objs[i] == hi) {
+			kmem_cache_free(rej_cache, hi);
+			objs[i] = NULL;
+		}
+	/* from 16 bytes before the end of lo to 16 bytes into the freed hi */
+	r = expect_rejected(c, REJ_CACHE, lo + REJ_OBJ - 16, hi - lo - REJ_OBJ + 32,
+			    "into a freed neighbour");
+out:
+	for (i = 0; i < NREJ; i++)
+		if (objs[i])
+			kmem_cache_free(rej_cache, objs[i]);
 	return r;
 }
 
@@ -1320,6 +1550,9 @@ static const struct test_case cases[] = {
 	{ "usercopy_cache_whitelist_offset", t_usercopy_cache_whitelist, 1 },
 	{ "usercopy_kmalloc_accounted", t_usercopy_kmalloc_accounted },
 	{ "usercopy_cache_accounted", t_usercopy_cache_accounted },
+	{ "usercopy_reject_past_end", t_usercopy_reject_past_end },
+	{ "usercopy_reject_outside_window", t_usercopy_reject_outside_window },
+	{ "usercopy_reject_freed_neighbour", t_usercopy_reject_freed_neighbour },
 	{ "kmalloc_size_classes", t_kmalloc_size_classes },
 	{ "kmem_cache_bulk", t_kmem_cache_bulk },
 	{ "kfree_bulk", t_kfree_bulk },
@@ -1580,6 +1813,7 @@ static int __init slabconv_test_init(void)
 
 	uc_cache = kmem_cache_create_usercopy("slabconv_uc", UC_OBJ, 0, 0,
 					      UC_USEROFF, UC_USERSIZE, NULL);
+	rej_cache = kmem_cache_create_usercopy(REJ_CACHE, REJ_OBJ, 0, 0, 0, REJ_OBJ, NULL);
 	acct_cache = kmem_cache_create_usercopy("slabconv_acct", ACCT_OBJ, 0,
 						strcmp(inject, "noaccount") ? SLAB_ACCOUNT : 0,
 						0, ACCT_OBJ, NULL);
@@ -1642,6 +1876,7 @@ static void __exit slabconv_test_exit(void)
 {
 	release_objects();
 	kmem_cache_destroy(acct_cache);
+	kmem_cache_destroy(rej_cache);
 	kmem_cache_destroy(uc_cache);
 	pr_info("# slabconv_test: unloaded\n");
 }

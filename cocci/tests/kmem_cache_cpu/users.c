@@ -27,7 +27,7 @@ static void put(struct kmem_cache *s, struct slab *slab)
 }
 
 /* Not in 5.10: a new reader of both fields that still wants pages. */
-static void show(struct kmem_cache *s, int cpu)
+static void show_cpu_slab_pages(struct kmem_cache *s, int cpu)
 {
 	struct kmem_cache_cpu *c = per_cpu_ptr(s->cpu_slab, cpu);
 	struct page *page;
