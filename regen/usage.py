@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from slabconv import paths
-from slabconv.log import SlabconvError, info
+from slabconv.log import info
 
 from . import manifest, spatch
 

@@ -9,7 +9,6 @@ compiled, a coverage build that fails and a slab field left after the
 series each fail verify and are named in the summary and the report;
 all passing is a PASS that still prints every figure."""
 import json
-from pathlib import Path
 
 import pytest
 
