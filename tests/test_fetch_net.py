@@ -131,8 +131,8 @@ def archive(tmp_path_factory):
     """bullseye (another package) and bullseye-security (linux-source-5.10)
     for amd64; bookworm (busybox-static:i386) and bookworm-security (another
     package) for i386."""
-    if not (shutil.which("apt-get") and shutil.which("dpkg-deb")):
-        pytest.skip("needs apt-get and dpkg-deb")
+    missing = [t for t in ("apt-get", "dpkg-deb") if not shutil.which(t)]
+    assert not missing, f"{', '.join(missing)} not found: install the Debian packages apt and dpkg"
     d = tmp_path_factory.mktemp("mirror")
     kdeb = kernel_deb(d)
     bb = build_deb(d, "busybox-static", BB_VERSION, "i386", {"bin/busybox": ELF_I386})

@@ -1,6 +1,6 @@
 // New code (not in 5.10), outside mm/: a caller whose local was converted
 // after the callee's parameter; virt_to_head_page() stays (no mm/slab.h).
-static unsigned int use(const void *p)
+static unsigned int slabconv_probe_use(const void *p)
 {
 	struct slab *slab = page_slab(virt_to_head_page(p));
 
