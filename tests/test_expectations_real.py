@@ -52,7 +52,8 @@ def _entries():
 
 def test_every_expectation_fails_before_its_entry_and_holds_after(commits, tmp_path):
     repo, by_subject = commits
-    entries = _entries()
+    # the usage entry makes no patch on pristine 5.10 (nothing is left to convert)
+    entries = [e for e in _entries() if not e.usage]
     assert len(entries) == len(by_subject), "an entry without its patch, or the reverse"
     holds_before, fails_after = [], []
     n = 0
