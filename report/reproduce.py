@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import subprocess
 import time
 from pathlib import Path
@@ -144,6 +145,7 @@ def line(rec: dict | None) -> tuple[bool, str]:
 
 
 IDENTITY_LINES = ("From: ", "Signed-off-by: ", "identity: ", "date: ", "Date: ")
+SHORTLOG_HEAD = re.compile(r"^\S.* \(\d+\):$")     # the cover letter's "Author (58):"
 
 
 def _without_identity(text: str) -> str:
@@ -151,7 +153,7 @@ def _without_identity(text: str) -> str:
     folded From: header's continuation line goes with it)."""
     out, skip = [], False
     for ln in text.split("\n"):
-        if ln.startswith(IDENTITY_LINES):
+        if ln.startswith(IDENTITY_LINES) or SHORTLOG_HEAD.match(ln):
             skip = True
             continue
         if skip and ln.startswith(" ") and not ln.startswith("  "):

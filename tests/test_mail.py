@@ -194,6 +194,7 @@ def test_the_main_job_says_whether_the_rules_reproduce_the_committed_series(tmp_
                             "From: Some Body\n <some.body@example.org>")
         text = text.replace("Signed-off-by: slabconv <slabconv@localhost>",
                             "Signed-off-by: Some Body <some.body@example.org>")
+        text = text.replace("\nslabconv (58):\n", "\nSome Body (58):\n")
         p.write_text(text.replace("identity: slabconv <slabconv@localhost>",
                                   "identity: Some Body <some.body@example.org>"))
     assert reproduce.compare(out, committed) == ("identical except identity and date", [])
