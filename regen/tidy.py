@@ -264,65 +264,49 @@ def _join_decls(block: list[str]) -> list[str]:
     return out
 
 
-def _last_open_paren(line: str) -> int:
-    """The display column (tabs to 8) just after the last '(' of `line`
-    that the line does not close, or -1 (string and character literals and
-    comments are skipped)."""
-    stack: list[int] = []
+def _code_chars(line: str):
+    """(display column, character) of each character of `line` that is code:
+    outside string and character literals and comments (tabs to 8)."""
     col, i, n, quote = 0, 0, len(line), ""
     while i < n:
         c = line[i]
+        step = 1
         if quote:
             if c == "\\" and i + 1 < n:
-                col += 1
-                i += 1
+                step = 2
             elif c == quote:
                 quote = ""
         elif c in "\"'":
             quote = c
         elif line.startswith("//", i):
-            break
+            return
         elif line.startswith("/*", i):
             end = line.find("*/", i + 2)
             if end < 0:
-                break
-            col += end + 2 - i
-            i = end + 2
-            continue
-        elif c == "(":
+                return
+            step = end + 2 - i
+        else:
+            yield col, c
+        for ch in line[i:i + step]:
+            col = (col // 8 + 1) * 8 if ch == "\t" else col + 1
+        i += step
+
+
+def _last_open_paren(line: str) -> int:
+    """The display column (tabs to 8) just after the last '(' of `line`
+    that the line does not close, or -1."""
+    stack: list[int] = []
+    for col, c in _code_chars(line):
+        if c == "(":
             stack.append(col + 1)
         elif c == ")" and stack:
             stack.pop()
-        col = (col // 8 + 1) * 8 if c == "\t" else col + 1
-        i += 1
     return stack[-1] if stack else -1
 
 
 def _paren_delta(line: str) -> int:
     """'(' minus ')' in `line`, outside literals and comments."""
-    n, i, quote = 0, 0, ""
-    while i < len(line):
-        c = line[i]
-        if quote:
-            if c == "\\":
-                i += 1
-            elif c == quote:
-                quote = ""
-        elif c in "\"'":
-            quote = c
-        elif line.startswith("//", i):
-            break
-        elif line.startswith("/*", i):
-            end = line.find("*/", i + 2)
-            if end < 0:
-                break
-            i = end + 1
-        elif c == "(":
-            n += 1
-        elif c == ")":
-            n -= 1
-        i += 1
-    return n
+    return sum((c == "(") - (c == ")") for _, c in _code_chars(line))
 
 
 _CONTINUES = re.compile(r"(?:,|&&|\|\|)\s*(?:/\*.*\*/\s*)?$")
