@@ -310,8 +310,9 @@ def write(series_dir: Path, out: Path, version: str, untested: bool = False, *,
                             exit_code=2)
     source = P.read_source(series_dir).get("source", "")
     sid = R.series_id(files)
-    rs = R.Series(version, sid, source, [P.parse_patch(f).subject for f in files],
-                  {fd.path for f in files for fd in P.parse_patch(f).files})
+    parsed = [P.parse_patch(f) for f in files]
+    rs = R.Series(version, sid, source, [p.subject for p in parsed],
+                  {fd.path for p in parsed for fd in p.files})
     found = R.find(rs)
     lines, _ = testing(found)
     if not any(n.startswith("verify-") and f.status == R.THIS for n, f in found.items()) \
