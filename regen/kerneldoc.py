@@ -4,14 +4,16 @@ Coccinelle does not match comments, so when a conversion renames a
 parameter (`struct page *page` becomes `struct slab *slab`), the comment
 block right above the definition would still document `@page`, and
 scripts/kernel-doc would complain.  This renames `@old` to `@new` in that
-block only (the comment that ends on the line before the definition).
+block only (the comment that ends on the line before the definition),
+and lets the parameter's description follow (`phrases`: the "kernel-doc"
+phrases of cocci/comments.toml, applied after the colon of that line).
 """
 from __future__ import annotations
 
 import re
 
 
-def rename_param(src: str, function: str, old: str, new: str) -> str:
+def rename_param(src: str, function: str, old: str, new: str, phrases=()) -> str:
     if old == new:
         return src
     lines = src.splitlines(keepends=True)
@@ -29,5 +31,13 @@ def rename_param(src: str, function: str, old: str, new: str) -> str:
         if k < 0:
             continue
         for n in range(k, j + 1):
-            out[n] = re.sub(r"@%s\b" % re.escape(old), "@" + new, out[n])
+            doc = re.sub(r"@%s\b" % re.escape(old), "@" + new, out[n])
+            at = doc.find(":", doc.find("@" + new)) + 1
+            if doc != out[n] and at > 0:
+                desc = doc[at:]
+                for p in phrases:
+                    if p.where == "kernel-doc":
+                        desc = re.sub(p.old, p.new, desc)
+                doc = doc[:at] + desc
+            out[n] = doc
     return "".join(out)

@@ -16,7 +16,7 @@ from slabconv import paths
 from slabconv.log import SlabconvError, info
 
 from .spatch import SpatchCrash
-from . import (declsplit, effects, guard, kerneldoc, manifest, members, spatch, template, tidy, upstream,
+from . import (comments, declsplit, effects, guard, kerneldoc, manifest, members, spatch, template, tidy, upstream,
                usage, warmstart)
 from .worktree import Identity, WorkTree
 
@@ -271,7 +271,8 @@ def apply_entry(series: manifest.Series, entry: manifest.Entry, wt: WorkTree) ->
             for f in st.files:
                 if name and f in before:
                     text = (tree / f).read_text(errors="replace")
-                    fixed = kerneldoc.rename_param(text, st.defines["fn"], name, "slab")
+                    fixed = kerneldoc.rename_param(text, st.defines["fn"], name, "slab",
+                                                   comments.phrases(series.root))
                     if fixed != text:
                         (tree / f).write_text(fixed)
         changed = []
@@ -291,11 +292,13 @@ def apply_entry(series: manifest.Series, entry: manifest.Entry, wt: WorkTree) ->
                                 f"({st.describe()}{fn}): the step changed nothing in "
                                 f"{', '.join(st.files)}; expected it to change at least one of them")
     # Coccinelle's layout, put right against the entry's starting text (a
-    # line one step broke may be short again after a later step's fold)
+    # line one step broke may be short again after a later step's fold);
+    # then the comments that name the code the entry rewrote
     for f, data in start.items():
         if data is not None and (tree / f).is_file():
             text = (tree / f).read_text(errors="replace")
-            fixed = tidy.reflow(data.decode(errors="replace"), text)
+            first = data.decode(errors="replace")
+            fixed = comments.follow(first, tidy.reflow(first, text), comments.phrases(series.root))
             if fixed != text:
                 (tree / f).write_text(fixed)
     for x in entry.expects:

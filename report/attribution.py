@@ -13,7 +13,7 @@ file of every step run alone (a "piece"), with the step's -D values as
 regen computes them before its batch; the driver's own edits are pieces
 too (regen/declsplit.py before slab_var, regen/kerneldoc.py after a
 parameter conversion, regen/tidy.py after each batch and the reflow at
-the end of the entry).  After each piece the lines of each file are
+the end of the entry, regen/comments.py last).  After each piece the lines of each file are
 matched against the text before it (difflib): a line the piece wrote is
 marked with it, and with the pieces that wrote the lines it replaced; a
 line of the pre-image it removed is marked as removed by it.
@@ -54,7 +54,7 @@ from . import rangediff as RD
 from . import reproduce
 
 RECORD_DIR = "attribution-{version}"
-DRIVER = ("regen/tidy.py", "regen/kerneldoc.py", "regen/declsplit.py")
+DRIVER = ("regen/tidy.py", "regen/kerneldoc.py", "regen/declsplit.py", "regen/comments.py")
 FORMAT = 1
 
 
@@ -145,7 +145,7 @@ def _show(repo: Path, rev: str, path: str) -> bytes | None:
 def replay_entry(series, entry, patch: P.Patch, repo: Path, commit: str, work: Path) -> EntryResult:
     """Replay `entry` piece by piece on the pre-image of `commit` (the
     patch applied in `repo`), and attribute the hunks of `patch`."""
-    from regen import declsplit, kerneldoc, members, spatch, template, tidy
+    from regen import comments, declsplit, kerneldoc, members, spatch, template, tidy
     from regen import series as S
     t0 = time.monotonic()
     res = EntryResult(entry.id, patch.number, False, [])
@@ -235,7 +235,8 @@ def replay_entry(series, entry, patch: P.Patch, repo: Path, commit: str, work: P
                     for f in st.files:
                         if name and f in before:
                             t = text(f)
-                            fixed = kerneldoc.rename_param(t, st.defines["fn"], name, "slab")
+                            fixed = kerneldoc.rename_param(t, st.defines["fn"], name, "slab",
+                                                           comments.phrases(series.root))
                             if fixed != t:
                                 (tree.path / f).write_text(fixed)
                 piece(stepno[id(st)], "regen/kerneldoc.py", f"fn={st.defines['fn']}",
@@ -258,6 +259,15 @@ def replay_entry(series, entry, patch: P.Patch, repo: Path, commit: str, work: P
                     if fixed != t:
                         (tree.path / f).write_text(fixed)
         piece(0, "regen/tidy.py", "reflow", list(start), reflow)
+
+        def follow():
+            for f, old in start.items():
+                t = text(f)
+                if old is not None and t is not None:
+                    fixed = comments.follow(old, t, comments.phrases(series.root))
+                    if fixed != t:
+                        (tree.path / f).write_text(fixed)
+        piece(0, "regen/comments.py", "", list(start), follow)
     except (SlabconvError, OSError) as e:
         res.error = str(e)
         res.seconds = time.monotonic() - t0

@@ -1,0 +1,148 @@
+"""regen/comments.py: comments follow the code they name, and only that."""
+from pathlib import Path
+
+import pytest
+
+from regen import comments, kerneldoc
+
+ROOT = Path(__file__).resolve().parents[1] / "cocci"
+PHRASES = comments.phrases(ROOT)
+
+BEFORE = '''/*
+ * Lock order:
+ *   slab_lock(page)
+ *	A. page->freelist	-> List of object free in a page
+ *	C. page->objects	-> Number of objects in page
+ */
+#define MAX_OBJS 32767 /* since page.objects is u15 */
+
+/*
+ * Check the page->freelist of a page; c->page is the cpu slab.
+ */
+static void *get_it(struct kmem_cache_cpu *c, struct page *page)
+{
+	/* must check again c->page: page->objects may change */
+	slab_lock(page);
+	c->page = page;
+	pr_info("/* page->objects */ %d", page->objects + page.objects + page->freelist);
+	return page->freelist;
+}
+
+static int other(struct page *page)
+{
+	/* page->inuse is read here */
+	return page->inuse;
+}
+'''
+
+
+def convert_get_it(src: str) -> str:
+    """What a rule does to get_it(): its page becomes a slab."""
+    body = src[src.index("static void *get_it"):src.index("static int other")]
+    return src.replace(body, body.replace("struct page *page", "struct slab *slab")
+                       .replace("slab_lock(page)", "slab_lock(slab)")
+                       .replace("c->page = page", "c->slab = slab")
+                       .replace("page->", "slab->").replace("page.", "slab.")
+                       .replace('"/* slab->objects */', '"/* page->objects */'))
+
+
+def test_function_comments_follow_the_conversion():
+    out = comments.follow(BEFORE, convert_get_it(BEFORE), PHRASES)
+    assert "/* must check again c->slab: slab->objects may change */" in out
+    # the comment block above the definition is the function's own
+    assert " * Check the slab->freelist of a slab; c->slab is the cpu slab." in out
+
+
+def test_strings_are_not_comments():
+    out = comments.follow(BEFORE, convert_get_it(BEFORE), PHRASES)
+    assert 'pr_info("/* page->objects */ %d"' in out
+
+
+def test_a_function_the_entry_did_not_convert_keeps_its_comments():
+    out = comments.follow(BEFORE, convert_get_it(BEFORE), PHRASES)
+    assert "/* page->inuse is read here */" in out
+
+
+def test_file_comments_wait_until_no_code_uses_the_name():
+    # other() still reads page->inuse, but no code reads page->freelist or
+    # page->objects after the entry: those lines of the header follow
+    out = comments.follow(BEFORE, convert_get_it(BEFORE), PHRASES)
+    assert " *	A. slab->freelist	-> List of object free in a slab\n" in out
+    assert " *	C. slab->objects	-> Number of objects in slab\n" in out
+    assert "/* since slab.objects is u15 */" in out
+    # no code calls slab_lock(page) any more either
+    assert " *   slab_lock(slab)\n" in out
+    # page->inuse is still read in other(); once other() is converted, it follows
+    assert " * Lock order:\n" in out and "/* page->inuse is read here */" in out
+    both = convert_get_it(BEFORE)
+    done = both.replace("static int other(struct page *page)", "static int other(struct slab *slab)") \
+               .replace("return page->inuse;", "return slab->inuse;")
+    out2 = comments.follow(both, done, PHRASES)
+    assert "/* slab->inuse is read here */" in out2
+
+
+def test_a_name_the_code_rewrote_two_ways_stays():
+    before = "static void f(struct page *page)\n{\n\t/* see page->slab_cache */\n" \
+             "\ta = page->slab_cache;\n\tb = page->slab_cache;\n}\n"
+    after = "static void f(struct slab *slab)\n{\n\t/* see page->slab_cache */\n" \
+            "\ta = slab->slab_cache;\n\tb = slab_page(slab)->slab_cache;\n}\n"
+    assert comments.follow(before, after, PHRASES) == after
+
+
+def test_nothing_changes_when_the_code_did_not():
+    edited = BEFORE.replace("/* page->inuse is read here */", "/* page->inuse is read */")
+    assert comments.follow(BEFORE, edited, PHRASES) == edited
+
+
+def test_rewritten_phrases_touch_only_rewritten_lines():
+    before = "/*\n * page->objects: objects in page\n * other objects in page\n */\n" \
+             "static int f(struct page *page)\n{\n\treturn page->objects;\n}\n"
+    after = before.replace("int f(struct page *page)", "int f(struct slab *slab)") \
+                  .replace("return page->objects", "return slab->objects")
+    out = comments.follow(before, after, PHRASES)
+    assert " * slab->objects: objects in slab\n * other objects in page\n" in out
+
+
+def test_every_phrase_is_exercised():
+    samples = {
+        r"\bin a page\b": ("page->freelist: free in a page", "slab->freelist: free in a slab"),
+        r"\bobjects in page\b": ("page->objects: objects in page", "slab->objects: objects in slab"),
+        r"\bof a page\b": ("the page->freelist of a page", "the slab->freelist of a slab"),
+    }
+    for p in PHRASES:
+        if p.where != "rewritten":
+            continue
+        line, want = samples.pop(p.old)
+        before = f"/* {line} */\nstatic int f(struct page *page)\n{{\n\treturn page->x;\n}}\n"
+        after = before.replace("struct page *page", "struct slab *slab").replace("page->x", "slab->x")
+        assert f"/* {want} */" in comments.follow(before, after, PHRASES)
+    assert not samples, f"phrases missing from the table: {sorted(samples)}"
+
+
+@pytest.mark.parametrize("desc,want", [
+    ("page pointer being destroyed", "slab being destroyed"),
+    ("Page to look in.", "Slab to look in."),
+    ("a pointer to the page struct", "a pointer to the slab struct"),
+])
+def test_kerneldoc_description_follows_a_renamed_parameter(desc, want):
+    src = f"/**\n * f - x\n * @page: {desc}\n * @cache: the page cache\n */\nstatic void f(struct page *page)\n{{\n}}\n"
+    out = kerneldoc.rename_param(src, "f", "page", "slab", PHRASES)
+    assert f" * @slab: {want}\n" in out
+    assert " * @cache: the page cache\n" in out     # another parameter's words stay
+
+
+def test_phrase_table_refuses_an_entry_without_its_upstream(tmp_path):
+    (tmp_path / "comments.toml").write_text(
+        '[[phrase]]\nwhere = "rewritten"\nold = "a"\nnew = "b"\n')
+    with pytest.raises(ValueError, match="upstream"):
+        comments.load_phrases(tmp_path / "comments.toml")
+
+
+def test_functions_finds_definitions_and_their_comment_blocks():
+    fns = {name: (s, e, d) for name, s, e, d in comments.functions(BEFORE)}
+    assert set(fns) == {"get_it", "other"}
+    s, e, d = fns["get_it"]
+    assert BEFORE[d:s].startswith("/*\n * Check the page->freelist")
+    assert BEFORE[s:e].startswith("static void *get_it(") and BEFORE[s:e].endswith("}")
+    s, e, d = fns["other"]
+    assert d == s                       # a blank line: no comment of its own
