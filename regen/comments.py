@@ -63,9 +63,9 @@ def load_phrases(path: Path) -> list[Phrase]:
     out = []
     for i, p in enumerate(data.get("phrase", [])):
         where = p.get("where")
-        if where not in ("rewritten", "kernel-doc") or not p.get("old") or "new" not in p \
+        if where not in ("rewritten", "converted", "kernel-doc") or not p.get("old") or "new" not in p \
                 or not p.get("upstream"):
-            raise ValueError(f"{path}: phrase {i + 1}: needs where (rewritten|kernel-doc), "
+            raise ValueError(f"{path}: phrase {i + 1}: needs where (rewritten|converted|kernel-doc), "
                              f"old, new and upstream")
         re.compile(p["old"])
         out.append(Phrase(where, p["old"], p["new"], p["upstream"]))
@@ -226,7 +226,10 @@ def _rename(expr: str, renames: dict[str, str]) -> str:
     return expr
 
 
-def _rewrite_comment(comment: str, renames: dict[str, str], phrases: list[Phrase]) -> str:
+def _rewrite_comment(comment: str, renames: dict[str, str], phrases: list[Phrase],
+                     converted: bool = False) -> str:
+    """`converted`: the comment is a function's whose variable `page` the
+    entry made a `slab` in every use."""
     out = []
     for line in comment.splitlines(keepends=True):
         new = _EXPR.sub(lambda m: _rename(m.group(1), renames), line)
@@ -235,7 +238,12 @@ def _rewrite_comment(comment: str, renames: dict[str, str], phrases: list[Phrase
                 if p.where == "rewritten":
                     new = re.sub(p.old, p.new, new)
         out.append(new)
-    return "".join(out)
+    text = "".join(out)
+    if converted:                   # across lines: "the page\n * allocator"
+        for p in phrases:
+            if p.where == "converted":
+                text = re.sub(p.old, p.new, text)
+    return text
 
 
 def follow(before: str, after: str, phrases: list[Phrase] = ()) -> str:
@@ -270,7 +278,7 @@ def follow(before: str, after: str, phrases: list[Phrase] = ()) -> str:
             return m.group(0)
         inside = scope_of(m.start())
         if inside is not None:
-            return _rewrite_comment(m.group(0), inside, phrases)
+            return _rewrite_comment(m.group(0), inside, phrases, inside.get("page") == "slab")
         if any(s <= m.start() < e for _, s, e, _ in _all_fns(after)):
             return m.group(0)           # in a function the entry did not convert
         return _rewrite_comment(m.group(0), file_renames, phrases)

@@ -146,3 +146,31 @@ def test_functions_finds_definitions_and_their_comment_blocks():
     assert BEFORE[s:e].startswith("static void *get_it(") and BEFORE[s:e].endswith("}")
     s, e, d = fns["other"]
     assert d == s                       # a blank line: no comment of its own
+
+
+def _slab_fn(comment: str):
+    before = f"/*\n{comment} */\nstatic int f(struct page *page)\n{{\n\treturn page->inuse + g(page);\n}}\n"
+    after = before.replace("struct page *page", "struct slab *slab") \
+                  .replace("page->inuse + g(page)", "slab->inuse + g(slab)")
+    return before, after
+
+
+def test_converted_phrases_follow_in_a_function_whose_page_became_a_slab():
+    before, after = _slab_fn(" * Destroy all the objs in a slab page; the page is frozen,\n"
+                             " * a partial page is not.  This allows the page\n * allocator to work.\n")
+    out = comments.follow(before, after, PHRASES)
+    assert (" * Destroy all the objs in a slab; the slab is frozen,\n"
+            " * a partial slab is not.  This allows the page\n * allocator to work.\n") in out
+
+
+def test_converted_phrases_wait_for_a_whole_rename():
+    # page became slab in one use and slab_page(slab) in the other: not a slab everywhere
+    before, _ = _slab_fn(" * the page is frozen\n")
+    after = before.replace("struct page *page", "struct slab *slab") \
+                  .replace("page->inuse + g(page)", "slab->inuse + g(slab_page(slab))")
+    assert " * the page is frozen\n" in comments.follow(before, after, PHRASES)
+
+
+def test_every_converted_phrase_is_exercised():
+    checked = {r"\bslab page\b", r"\bpartial page\b", r"\bthe page\b(?![\s*]+allocator)"}
+    assert {p.old for p in PHRASES if p.where == "converted"} == checked
