@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 import threading
+from collections import Counter
 from pathlib import Path
 
 from .manifest import Expect
@@ -175,3 +176,32 @@ def converted(kind: str, function: str, srcs: list[str], to: str = "slab") -> bo
         else:
             raise ValueError(kind)
     return False
+
+
+_PAGE_LOCAL = re.compile(r"\bstruct\s+page\s*\*\s*\w+\s*=\s*slab_page\(")
+
+
+def wants_page_local(src: str) -> bool:
+    """Whether cocci/rules/slab_page_local.cocci can change `src`: some
+    function takes slab_page() of one name three times or more, or a page
+    local holds slab_page() (it may fold back).  Saves its spatch run in
+    the entries where it has nothing to do."""
+    s = strip_comments(src)
+    if _PAGE_LOCAL.search(s):
+        return True
+    return any(n >= 3 for body in _top_level_blocks(s)
+               for n in Counter(re.findall(r"\bslab_page\((\w+)\)", body)).values())
+
+
+def _top_level_blocks(s: str):
+    """The text of every outermost {...} of `s` (function bodies among them)."""
+    depth, start = 0, 0
+    for m in re.finditer(r"[{}]", s):
+        if m.group(0) == "{":
+            if depth == 0:
+                start = m.end()
+            depth += 1
+        elif depth:
+            depth -= 1
+            if depth == 0:
+                yield s[start:m.start()]

@@ -65,6 +65,7 @@ class Step:
     chain: list[str] = field(default_factory=list)   # rules run after `path` in the same spatch run
     convert: str = ""            # the generic conversion this step is ("param", ...), if one
     members: list[str] = field(default_factory=list)   # kind "members": the names to remove
+    alone: bool = False          # runs in a spatch run of its own, never composed with others
 
     @property
     def rules(self) -> list[str]:
@@ -175,6 +176,9 @@ CONVERSIONS = {
     "local": ("rules/slab_var.cocci",),
 }
 FOLD = "rules/slab_fold.cocci"
+# after the fold, in a run of its own (its `when != page` must see the file
+# as the fold left it): slab_page() of one slab taken more than twice -> a local
+PAGE_LOCAL = "rules/slab_page_local.cocci"
 DEFAULT_FILES = ["mm/slub.c"]
 
 
@@ -206,20 +210,23 @@ def _convert(d: dict, where: str) -> list[Step]:
 def _fold_once(steps: list[Step]) -> list[Step]:
     """An entry with conversions ends with one run of the fold over the
     files they touched (not one per conversion: the fold reads the whole
-    file, and nothing in a conversion needs an earlier one folded)."""
+    file, and nothing in a conversion needs an earlier one folded), and
+    then slab_page_local over the same files."""
     conv = [st for st in steps if st.path in {r[0] for r in CONVERSIONS.values()}]
     if not conv:
         return steps
     files: list[str] = []
     for st in conv:
         files += [f for f in st.files if f not in files]
+    page_local = [] if any(st.path == PAGE_LOCAL for st in steps) else \
+        [Step("rule", PAGE_LOCAL, files, optional=True, alone=True)]
     last = steps[-1]
     if last.path == FOLD or FOLD in last.chain:
-        return steps
+        return steps + page_local
     if last in conv and last.files == files:
         last.chain.append(FOLD)          # same spatch run, one parse less
-        return steps
-    return steps + [Step("rule", FOLD, files, optional=True)]
+        return steps + page_local
+    return steps + [Step("rule", FOLD, files, optional=True)] + page_local
 
 
 def _steps(d: dict, where: str, root: Path) -> list[Step]:

@@ -84,6 +84,7 @@ def batches(steps: list[manifest.Step]) -> list[list[manifest.Step]]:
     for st in steps:
         prev = out[-1][0] if out else None
         if (prev is not None and st.kind == "rule" and prev.kind == "rule"
+                and not st.alone and not prev.alone
                 and prev.files == st.files and prev.options == st.options):
             out[-1].append(st)
         else:
@@ -204,6 +205,10 @@ def _run_batch(series: manifest.Series, batch: list[manifest.Step], wt: WorkTree
                     if new != old:
                         (tree / f).write_text(new)
     first = batch[0]
+    if first.path == manifest.PAGE_LOCAL and not any(
+            effects.wants_page_local((tree / f).read_text(errors="replace"))
+            for f in first.files if (tree / f).is_file()):
+        return {0}                      # nothing the rule would change: no spatch run
     rule, defines = _batch_rule(series, batch, tree, wt.scratch)
     texts = {f: (tree / f).read_text(errors="replace") for f in first.files if (tree / f).is_file()}
     out = spatch.apply_rule(rule, tree, first.files, defines=defines,
