@@ -181,16 +181,20 @@ def converted(kind: str, function: str, srcs: list[str], to: str = "slab") -> bo
 _PAGE_LOCAL = re.compile(r"\bstruct\s+page\s*\*\s*\w+\s*=\s*slab_page\(")
 
 
-def wants_page_local(src: str) -> bool:
-    """Whether cocci/rules/slab_page_local.cocci can change `src`: some
-    function takes slab_page() of one name three times or more, or a page
-    local holds slab_page() (it may fold back).  Saves its spatch run in
-    the entries where it has nothing to do."""
+def wants_locals(src: str) -> bool:
+    """Whether cocci/rules/slab_page_local.cocci or page_slab_local.cocci
+    can change `src`: some function takes slab_page() of one name three
+    times or more, or page_slab() of one name twice or more, or a page local
+    holds slab_page() (it may fold back).  Saves their spatch run in the
+    entries where they have nothing to do."""
     s = strip_comments(src)
     if _PAGE_LOCAL.search(s):
         return True
-    return any(n >= 3 for body in _top_level_blocks(s)
-               for n in Counter(re.findall(r"\bslab_page\((\w+)\)", body)).values())
+    for body in _top_level_blocks(s):
+        if any(n >= 3 for n in Counter(re.findall(r"\bslab_page\((\w+)\)", body)).values()) \
+                or any(n >= 2 for n in Counter(re.findall(r"\bpage_slab\((\w+)\)", body)).values()):
+            return True
+    return False
 
 
 def _top_level_blocks(s: str):

@@ -176,9 +176,11 @@ CONVERSIONS = {
     "local": ("rules/slab_var.cocci",),
 }
 FOLD = "rules/slab_fold.cocci"
-# after the fold, in a run of its own (its `when != page` must see the file
-# as the fold left it): slab_page() of one slab taken more than twice -> a local
+# after the fold, in a run of their own (not composed with the conversions'
+# renamed instances): slab_page() of one slab taken more than twice -> a page
+# local; page_slab() of one page taken more than once -> a slab local
 PAGE_LOCAL = "rules/slab_page_local.cocci"
+SLAB_LOCAL = "rules/page_slab_local.cocci"
 DEFAULT_FILES = ["mm/slub.c"]
 
 
@@ -210,24 +212,30 @@ def _convert(d: dict, where: str) -> list[Step]:
 def _fold_once(steps: list[Step]) -> list[Step]:
     """An entry with conversions ends with one run of the fold over the
     files they touched (not one per conversion: the fold reads the whole
-    file, and nothing in a conversion needs an earlier one folded), and
-    then slab_page_local over the same files."""
+    file, and nothing in a conversion needs an earlier one folded).  Any
+    entry with rules then runs slab_page_local and page_slab_local over the
+    files of its rules: a helper the entry made a function take more than
+    once gets its local in that entry's patch."""
     conv = [st for st in steps if st.path in {r[0] for r in CONVERSIONS.values()}]
-    if not conv:
-        return steps
-    files: list[str] = []
-    for st in conv:
-        files += [f for f in st.files if f not in files]
-    page_local = [] if any(st.path == PAGE_LOCAL for st in steps) else \
-        [Step("rule", PAGE_LOCAL, files, optional=True, alone=True)]
-    last = steps[-1]
-    if last.path == FOLD or FOLD in last.chain:
-        return steps + page_local
-    if last in conv and last.files == files:
-        last.chain.append(FOLD)          # same spatch run, one parse less
-        return steps + page_local
-    return steps + [Step("rule", FOLD, files, optional=True)] + page_local
-
+    if conv:
+        files: list[str] = []
+        for st in conv:
+            files += [f for f in st.files if f not in files]
+        last = steps[-1]
+        if last.path == FOLD or FOLD in last.chain:
+            pass
+        elif last in conv and last.files == files:
+            last.chain.append(FOLD)          # same spatch run, one parse less
+        else:
+            steps = steps + [Step("rule", FOLD, files, optional=True)]
+    rule_files: list[str] = []
+    for st in steps:
+        if st.kind == "rule":
+            rule_files += [f for f in st.files if f not in rule_files and f.endswith((".c", ".h"))]
+    if rule_files and not any(st.path == PAGE_LOCAL for st in steps):
+        steps = steps + [Step("rule", PAGE_LOCAL, rule_files, optional=True, alone=True,
+                              chain=[SLAB_LOCAL])]
+    return steps
 
 def _steps(d: dict, where: str, root: Path) -> list[Step]:
     if "convert" in d:

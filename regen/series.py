@@ -206,7 +206,7 @@ def _run_batch(series: manifest.Series, batch: list[manifest.Step], wt: WorkTree
                         (tree / f).write_text(new)
     first = batch[0]
     if first.path == manifest.PAGE_LOCAL and not any(
-            effects.wants_page_local((tree / f).read_text(errors="replace"))
+            effects.wants_locals((tree / f).read_text(errors="replace"))
             for f in first.files if (tree / f).is_file()):
         return {0}                      # nothing the rule would change: no spatch run
     rule, defines = _batch_rule(series, batch, tree, wt.scratch)

@@ -1,0 +1,307 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/// A function that takes page_slab() of the same page more than once holds
+/// the slab in a local instead: struct slab *slab; with the page's
+/// declaration, slab = page_slab(page); where the page is known not to be
+/// NULL, and each later page_slab(page) becomes slab.  page_slab() reads
+/// the page (compound_head()), so the local is set only where it cannot be
+/// NULL: right after page = virt_to_head_page(...), or after a NULL test
+/// that returns.  A call on the page that a test of it guards just before
+/// that NULL test, `if (page) f(page_slab(page)); if (!page) return R;`,
+/// moves after the test first (it runs exactly when it did).
+///
+/// The page must be a local the function declares as struct page *page;
+/// and does not assign after that point; the function must not use the
+/// name slab already.  Uses before that point keep page_slab().
+//
+// Confidence: High (the local holds the value every replaced use computed)
+// Options: --no-includes
+
+virtual patch
+
+@initialize:python@
+@@
+psl_all = {}
+
+@psl_every exists@
+identifier f, P;
+position p;
+@@
+f(...) {
+  ... when any
+  page_slab@p(P)
+  ... when any
+}
+
+@script:python psl_every_count@
+f << psl_every.f;
+P << psl_every.P;
+p << psl_every.p;
+@@
+psl_all.setdefault((f, P), set()).add((p[0].line, p[0].column))
+
+// if (page) f(page_slab(page)); if (!page) return R;  ->  the test first
+@psl_late exists@
+identifier f, X, F;
+expression list es;
+expression R;
+position pt;
+@@
+f(...) {
+  ... when any
+  if (X@pt)
+    F(es);
+  if (!X)
+    return R;
+  ... when any
+}
+
+@script:python psl_late_sel@
+f << psl_late.f;
+X << psl_late.X;
+es << psl_late.es;
+ff;
+xx;
+@@
+args = str(es).replace(" ", "")
+if (len(psl_all.get((f, X), ())) < 2 or ("page_slab(%s)" % X) not in args
+        or ("&" + X) in args):
+    cocci.include_match(False)
+else:
+    coccinelle.ff = f
+    coccinelle.xx = X
+
+@psl_move depends on patch@
+identifier psl_late_sel.ff, psl_late_sel.xx;
+position psl_late.pt;
+identifier F;
+expression list es;
+expression R;
+@@
+ff(...) {
+  ... when any
+- if (xx@pt)
+-   F(es);
+  if (!xx)
+    return R;
++ F(es);
+  ... when any
+}
+
+@initialize:python@
+@@
+psl_uses = {}
+psl_assigned = {}
+psl_taken = set()
+psl_local = set()
+
+@psl_known exists@
+identifier f, P;
+expression E, E2, R;
+position pn, pu;
+@@
+f(...) {
+  ... when any
+(
+  P@pn = virt_to_head_page(E);
+|
+  if (!P@pn) return R;
+|
+  if (!P@pn) { ... return R; }
+|
+  if (unlikely(!P@pn)) return R;
+|
+  if (unlikely(!P@pn)) { ... return R; }
+)
+  ... when != P = E2
+      when != &P
+      when any
+  page_slab@pu(P)
+  ... when any
+}
+
+@script:python psl_count@
+f << psl_known.f;
+P << psl_known.P;
+pn << psl_known.pn;
+pu << psl_known.pu;
+@@
+psl_uses.setdefault((f, P, pn[0].line), set()).add((pu[0].line, pu[0].column))
+
+@psl_decl_seen exists@
+identifier psl_known.f, psl_known.P;
+position pd;
+@@
+f(...) {
+  ... when any
+  struct page *P@pd;
+  ... when any
+}
+
+@script:python psl_decl_ok@
+f << psl_known.f;
+P << psl_known.P;
+pd << psl_decl_seen.pd;
+@@
+psl_local.add((f, P))
+
+@psl_assign exists@
+identifier psl_known.f, psl_known.P;
+expression E;
+position pa;
+@@
+f(...) {
+  ... when any
+(
+  P@pa = E
+|
+  &P@pa
+)
+  ... when any
+}
+
+@script:python psl_assign_seen@
+f << psl_known.f;
+P << psl_known.P;
+pa << psl_assign.pa;
+@@
+psl_assigned.setdefault((f, P), []).append(int(pa[0].line))
+
+@psl_named exists@
+identifier psl_known.f;
+symbol slab;
+position pz;
+@@
+f(...) {
+  ... when any
+  slab@pz
+  ... when any
+}
+
+@script:python psl_named_seen@
+f << psl_known.f;
+pz << psl_named.pz;
+@@
+psl_taken.add(f)
+
+@psl_named_param@
+identifier psl_known.f;
+symbol slab;
+type T;
+position pz;
+@@
+f(..., T slab@pz, ...) {
+  ... when any
+}
+
+@script:python psl_named_param_seen@
+f << psl_known.f;
+pz << psl_named_param.pz;
+@@
+psl_taken.add(f)
+
+@psl_named_decl exists@
+identifier psl_known.f;
+symbol slab;
+type T;
+expression E;
+position pz;
+@@
+f(...) {
+  ... when any
+(
+  T slab@pz;
+|
+  T slab@pz = E;
+)
+  ... when any
+}
+
+@script:python psl_named_decl_seen@
+f << psl_known.f;
+pz << psl_named_decl.pz;
+@@
+psl_taken.add(f)
+
+@script:python psl_sel@
+f << psl_known.f;
+P << psl_known.P;
+pn << psl_known.pn;
+g;
+q;
+@@
+line = int(pn[0].line)
+later = [a for a in psl_assigned.get((f, P), []) if a > line]
+# the point must be a statement of the function's body itself (one tab in),
+# not inside a branch: then it comes before every use after it
+with open(pn[0].file) as psl_f:
+    text = psl_f.read().splitlines()[line - 1]
+top = text.startswith("\t") and not text.startswith("\t\t")
+if (len(psl_uses.get((f, P, pn[0].line), ())) < 2 or f in psl_taken
+        or (f, P) not in psl_local or later or not top):
+    cocci.include_match(False)
+else:
+    coccinelle.g = f
+    coccinelle.q = P
+
+// the slab, taken once where the page is known not to be NULL
+@psl_ins depends on patch@
+identifier psl_sel.g, psl_sel.q;
+position psl_known.pn;
+expression E, R;
+position pi;
+@@
+g@pi(...) {
+  ... when any
+(
+  q@pn = virt_to_head_page(E);
++ slab = page_slab(q);
+|
+  if (!q@pn) return R;
++ slab = page_slab(q);
+|
+  if (!q@pn) { ... return R; }
++ slab = page_slab(q);
+|
+  if (unlikely(!q@pn)) return R;
++ slab = page_slab(q);
+|
+  if (unlikely(!q@pn)) { ... return R; }
++ slab = page_slab(q);
+)
+  ... when any
+}
+
+// only where the slab was set (the rules below change nothing elsewhere)
+@script:python psl_done@
+g << psl_sel.g;
+q << psl_sel.q;
+pi << psl_ins.pi;
+dg;
+dq;
+@@
+coccinelle.dg = g
+coccinelle.dq = q
+
+@psl_use depends on patch@
+identifier psl_done.dg;
+identifier psl_done.dq;
+@@
+dg(...) {
+  ... when any
+  slab = page_slab(dq);
+  <...
+- page_slab(dq)
++ slab
+  ...>
+}
+
+@psl_decl depends on patch@
+identifier psl_done.dg;
+identifier psl_done.dq;
+@@
+dg(...) {
+  ... when any
+  struct page *dq;
++ struct slab *slab;
+  ... when any
+}
