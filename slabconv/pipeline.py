@@ -160,8 +160,10 @@ def verify_applied(ap: Applied, config=DEFAULT_CONFIGS, bisect_configs=DEFAULT_B
         print(g.checkpatch.summary(per_finding=False))
         g.messages = messages_series(ap)
         print(g.messages.summary())
+        g.readability = readability_series(ap)
+        print(g.readability.summary())
     else:
-        g.not_run["checkpatch"] = g.not_run["messages"] = "not asked for"
+        g.not_run["checkpatch"] = g.not_run["messages"] = g.not_run["readability"] = "not asked for"
     if tree_gates if nullcheck is None else nullcheck:     # seconds; cached per file
         g.nullcheck = nullcheck_series(ap)
         print(g.nullcheck.summary_text())
@@ -314,6 +316,14 @@ def messages_series(ap: Applied):
     (verify/messages.py)."""
     from verify import messages
     return messages.check(ap.patches)
+
+
+def readability_series(ap: Applied):
+    """Page locals, helpers computed twice, round trips in the functions
+    each patch changes (verify/readability.py; a report)."""
+    from regen.worktree import BASE_TAG
+    from verify import readability
+    return readability.check(ap.tree, BASE_TAG, "HEAD")
 
 
 def checkpatch_series(ap: Applied):

@@ -14,7 +14,7 @@ import pytest
 
 from slabconv import pipeline
 from verify import bisect, checkpatch as CP, compiled as CL, gates, kbuild, layout as LY, sparse
-from verify import messages as MS, nullcheck as NC
+from verify import messages as MS, nullcheck as NC, readability as RD
 from verify import warnings as W
 import verify
 
@@ -182,6 +182,7 @@ def world(tmp_path, monkeypatch):
     monkeypatch.setattr(pipeline, "checkpatch_series",
                         lambda ap: _checkpatch(tmp_path, error=plant.get("checkpatch", False)))
     monkeypatch.setattr(pipeline, "messages_series", lambda ap: _messages(plant.get("messages")))
+    monkeypatch.setattr(pipeline, "readability_series", lambda ap: RD.ReadabilityResult(patches=2))
     monkeypatch.setattr(LY, "check", lambda *a, **k: _layout(tmp_path, fail=plant.get("layout", False)))
     monkeypatch.setattr(pipeline, "record_verify", lambda *a: None)
     src = type("Src", (), {"version": "5.10", "source_id": "linux-source-5.10_test",

@@ -10,9 +10,11 @@ configuration (verify/bisect.py), the changed lines each build compiled
 (verify/compiled.py), the files that used a slab member of struct page
 (verify/field_users.py), the residue gate (verify/residue.py) and struct
 slab's layout asserts on x86_64 and i386 with and without MEMCG
-(verify/layout.py).  Each check prints its own detailed report as it ends;
-`Gates` holds their results, `summary()` is the one summary printed last
-and `to_dict()` the JSON report (`write()`).  A check that was not run is
+(verify/layout.py); and, as a report that the verdict does not depend on,
+the readability of each patch's changed functions (verify/readability.py).
+Each check prints its own detailed report as it ends; `Gates` holds their
+results, `summary()` is the one summary printed last and `to_dict()` the
+JSON report (`write()`).  A check that was not run is
 listed with why (an option said so), never left out silently.
 """
 from __future__ import annotations
@@ -63,6 +65,7 @@ class Gates:
     checkpatch: Optional[object] = None            # verify.checkpatch.CheckpatchResult
     nullcheck: Optional[object] = None             # verify.nullcheck.NullcheckResult
     messages: Optional[object] = None              # verify.messages.MessagesResult
+    readability: Optional[object] = None           # verify.readability.ReadabilityResult (a report)
     not_run: dict = field(default_factory=dict)    # check -> why
     problems: list = field(default_factory=list)
     seconds: float = 0.0
@@ -134,6 +137,9 @@ class Gates:
         L += self._checkpatch_lines()
         L += ([self.messages.summary()] if self.messages is not None
               else [f"messages: {self.not_run.get('messages', 'not run')}"])
+        L += ([self.readability.summary() + "  (a report: the verdict does not depend on it)"]
+              if self.readability is not None
+              else [f"readability: {self.not_run.get('readability', 'not run')}"])
         L += self._nullcheck_lines()
         L += self._build_lines() + self._bisect_lines()
         L += self._compiled_lines()
@@ -282,6 +288,7 @@ class Gates:
             "checkpatch": d(self.checkpatch),
             "nullcheck": d(self.nullcheck),
             "messages": d(self.messages),
+            "readability": d(self.readability),
             "builds": {b.config: dict(b.to_dict(), sparse_per_file=[
                 {"file": f, "baseline": n0, "patched": n1, "new": new}
                 for f, n0, n1, new in sparse_per_file(b.sparse)]) for b in self.builds},
