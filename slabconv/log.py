@@ -47,3 +47,33 @@ def guarded(func, *args, **kwargs) -> int:
     except KeyboardInterrupt:
         print("slabconv: error: interrupted", file=sys.stderr)
         return 130
+
+
+class Stages:
+    """One-line headers for a job of several steps: "==== step 2 of 4:
+    apply the series (last run: 0m41s) ====".  `last` maps a step's name
+    to its time in the previous run; `times` holds this run's, to record."""
+
+    def __init__(self, job: str, names: list[str], last: dict | None = None):
+        self.job, self.names, self.last = job, list(names), dict(last or {})
+        self.times: dict[str, float] = {}
+        self._cur: str | None = None
+        self._t0 = 0.0
+
+    def start(self, name: str) -> None:
+        self._close()
+        k = self.names.index(name) + 1
+        prev = self.last.get(name)
+        when = f" (last run: {int(prev // 60)}m{int(prev % 60):02d}s)" if prev is not None else ""
+        print(f"==== {self.job}: step {k} of {len(self.names)}: {name}{when} ====",
+              file=sys.stderr, flush=True)
+        self._cur, self._t0 = name, time.monotonic()
+
+    def _close(self) -> None:
+        if self._cur is not None:
+            self.times[self._cur] = round(time.monotonic() - self._t0, 1)
+            self._cur = None
+
+    def done(self) -> dict:
+        self._close()
+        return self.times

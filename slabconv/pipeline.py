@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import paths
-from .log import SlabconvError, info
+from .log import SlabconvError, Stages, info
 from .source import Source
 
 DEFAULT_CONFIG = "slub"
@@ -750,14 +750,28 @@ def main_job_lines(vr, boots: dict) -> list[str]:
              "its object code and its kernel) and make boot (every guest)"])
 
 
+MAIN_STEPS = ("regenerate the series", "apply it", "verify: checkpatch, messages, nullcheck, "
+              "layout, builds and sparse, field users, residue", "boot with the in-guest tests")
+
+
+def _last_stages(version: str) -> dict:
+    try:
+        return json.loads((paths.cache_dir("runs") / f"all-{version}.json").read_text())\
+            .get("stages", {})
+    except (OSError, ValueError):
+        return {}
+
+
 def cmd_all(args) -> int:
     from .cli import do_regen
     t0 = time.monotonic()
     configs = _configs(args, MAIN_CONFIGS)
     src = _src(args, [*configs, *_checks(args)["runtime_configs"]])
+    stages = Stages("make", list(MAIN_STEPS), _last_stages(src.version))
     committed = paths.GENERATED / src.version
     if not args.output:        # the checkout stays as it is: the series goes to the cache
         args.output = str(paths.cache_root() / "out" / src.source_id / "patches")
+    stages.start(MAIN_STEPS[0])
     src, regen = do_regen(args, src)
     if (committed / "SOURCE").is_file() and Path(regen.output) != committed:
         from report import reproduce
@@ -766,13 +780,16 @@ def cmd_all(args) -> int:
                     + (f" ({len(files)} files differ: {', '.join(files[:6])}"
                        f"{' ...' if len(files) > 6 else ''}; make range-diff NEW={regen.output} "
                        "shows how; make regen writes them)" if files else ""))
+    stages.start(MAIN_STEPS[1])
     ap = apply_series(src, regen.output)
     bisect_configs = _bisect_configs(args)
     if bisect_configs:
         bisect_configs = applicable_configs(src, bisect_configs, "bisect")
+    stages.start(MAIN_STEPS[2])
     vr = verify_applied(ap, applicable_configs(src, configs), bisect_configs,
                         **_checks(args))
     ok = vr.ok
+    stages.start(MAIN_STEPS[3])
     boots = boot_all(vr)
     ok = ok and all(b is not None and b.passed for b in boots.values())
     for line in main_job_lines(vr, boots):
@@ -789,6 +806,7 @@ def cmd_all(args) -> int:
                                             "counts": str(b.counts)}
                  for c, b in boots.items()},
         "seconds": round(time.monotonic() - t0, 1),
+        "stages": stages.done(),
     }
     out = paths.cache_dir("runs") / f"all-{src.version}.json"
     out.write_text(json.dumps(report, indent=2))

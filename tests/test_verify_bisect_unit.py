@@ -766,3 +766,23 @@ def test_the_object_code_check_compares_with_the_previous_patch_after_a_resume(
     tree_a = next(out_root.glob("bisect-slub-*/tree/mm/a.c"))
     assert "12" in tree_a.read_text()                      # and then patches 1 and 2
     assert [p for p, _ in befores] == ["1/2 mm: One", "2/2 mm: Two"]
+
+
+def test_per_patch_eta_from_the_previous_run(tmp_path):
+    """The remaining patches at their times in the previous run (by
+    subject), else at this run's mean; cached patches cost nothing now."""
+    import json as _json
+    from verify import bisect as _B
+    run = _B._ConfigRun.__new__(_B._ConfigRun)
+    run.bdir = tmp_path
+    run.commits = [("a", "one"), ("b", "two"), ("c", "three"), ("d", "four")]
+    (tmp_path / "times.json").write_text(_json.dumps({"two": 60.0, "three": 120.0}))
+    pr = _B.PatchResult(index=1, commit="a", subject="one", files=[])
+    pr.seconds = 30.0
+    # two 60 s + three 120 s from the last run, four at this run's mean (30 s)
+    assert run._left(pr) == ", about 3m30s left"
+    assert _json.loads((tmp_path / "times.json").read_text())["one"] == 30.0
+    last = _B.PatchResult(index=4, commit="d", subject="four", files=[])
+    last.seconds = 1.0
+    assert run._left(last) == ""
+

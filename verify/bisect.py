@@ -955,6 +955,33 @@ class _ConfigRun:
                        missing=[f.to_dict() for f in missing],
                        ok=not unexpected)
 
+    def _left(self, pr: PatchResult) -> str:
+        """", about Xm left": the remaining patches at their times in the
+        previous run of this configuration (bisect-*/times.json, by
+        subject), else at this run's mean; the file is updated as we go."""
+        path = self.bdir / "times.json"
+        if not hasattr(self, "_times"):
+            try:
+                self._times = json.loads(path.read_text())
+            except (OSError, ValueError):
+                self._times = {}
+            self._now: list[float] = []
+        if not pr.cached:
+            self._times[pr.subject] = round(pr.seconds, 1)
+            self._now.append(pr.seconds)
+            tmp = path.with_suffix(".tmp")
+            tmp.write_text(json.dumps(self._times, indent=0))
+            os.replace(tmp, path)
+        rest = self.commits[pr.index:]
+        if not rest:
+            return ""
+        mean = (sum(self._now) / len(self._now)) if self._now else (
+            sum(self._times.values()) / len(self._times) if self._times else None)
+        if mean is None:
+            return ""
+        left = sum(self._times.get(subj, mean) for _, subj in rest)
+        return f", about {int(left // 60)}m{int(left % 60):02d}s left"
+
     def _progress(self, pr: PatchResult, n: int, status: str) -> None:
         if not self.progress:
             return
@@ -971,6 +998,7 @@ class _ConfigRun:
         msg = f"{self.config} [{pr.index}/{n}] {pr.subject} {pr.seconds:.1f}s {detail}"
         if status != "ok" and status != "cached":
             msg += f": {status}: {pr.problem}"
+        msg += self._left(pr)
         slog.info("bisect", msg)
 
     def _prune_logs(self, keep: set) -> None:
