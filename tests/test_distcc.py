@@ -81,7 +81,8 @@ def warnings_of(r) -> list:
 
 @pytest.fixture(scope="module")
 def builds(tmp_path_factory):
-    """(baseline local, planted local, planted farm, the farm's compiles)."""
+    """(baseline local, planted local, planted farm, the daemons' compiles, the
+    distcc log, the farm's objects built again, the daemons' compiles after it)."""
     assert shutil.which("distccd"), "install the Debian package 'distcc' (make deps-test)"
     src = resolve(paths.DEFAULT_KERNEL, None)
     base = tmp_path_factory.mktemp("distcc")
@@ -110,17 +111,22 @@ def builds(tmp_path_factory):
             mp.setenv("DISTCC_HOSTS", farm.hosts)
             remote = kbuild.build(snap, outs["o-farm"], targets=OBJS, jobs=2, label="farm")
             compiles = farm.compiles()
+            assert remote.ok, remote.failure_message()
+            relog = (outs["o-farm"] / kbuild.DISTCC_LOG_NAME).read_text()
+            for o in OBJS:                  # again: every object from the farm's ccache
+                (outs["o-farm"] / o).unlink()
+            again = kbuild.build(snap, outs["o-farm"], targets=OBJS, jobs=2, label="farm")
+            compiles_again = farm.compiles()
             mp.delenv("DISTCC_HOSTS")
-        assert remote.ok, remote.failure_message()
-        relog = (outs["o-farm"] / kbuild.DISTCC_LOG_NAME).read_text()
-        yield baseline, local, remote, compiles, relog
+        assert again.ok, again.failure_message()
+        yield baseline, local, remote, compiles, relog, again, compiles_again
     finally:
         mp.undo()
         tree.remove(base)
 
 
 def test_objects_were_compiled_by_both_daemons(builds):
-    _, _, remote, compiles, _ = builds
+    _, _, remote, compiles, *_ = builds
     assert all(compiles), compiles                      # each daemon compiled something
     done = {Path(c).name for per in compiles for c in per}
     assert {Path(o).with_suffix(".c").name for o in OBJS} <= done, compiles
@@ -130,14 +136,14 @@ def test_objects_were_compiled_by_both_daemons(builds):
 
 
 def test_only_what_the_remote_gcc_warned_about_is_compiled_again_locally(builds):
-    *_, relog = builds
+    relog = builds[4]
     again = {ln.split("compiled locally: ", 1)[1].split()[0] for ln in relog.splitlines()
              if ln.startswith("slabconv: diagnostics, compiled locally: ")}
     assert again & set(OBJS) == {"mm/slub.o", "mm/util.o"}, relog
 
 
 def test_gates_equal_a_local_build(builds):
-    baseline, local, remote, _, _ = builds
+    baseline, local, remote, *_ = builds
     assert warnings_of(remote) == warnings_of(local)
     new_local = W.new_warnings(baseline.warnings, local.warnings)
     new_remote = W.new_warnings(baseline.warnings, remote.warnings)
@@ -149,3 +155,13 @@ def test_gates_equal_a_local_build(builds):
                             "slabconv_planted_swap" for w in in_macro), W.summarise(new_remote)
     assert len(got) == 1 + len(in_macro), W.summarise(new_remote)
     assert not [w for w in remote.warnings if "fall through" in w.message]
+
+
+def test_ccache_stays_in_front(builds):
+    """The objects built again: ccache hits, their diagnostics from the
+    cache, nothing sent to the farm."""
+    _, local, remote, compiles, _, again, compiles_again = builds
+    assert again.compiled == len(OBJS) and again.ccache["hits"] >= len(OBJS), again.ccache
+    assert again.ccache["misses"] == 0, again.ccache
+    assert compiles_again == compiles
+    assert warnings_of(again) == warnings_of(remote) == warnings_of(local)

@@ -32,6 +32,9 @@ def test_farm_build_env(monkeypatch, tmp_path):
     assert os.access(prefix, os.X_OK)
     assert env["DISTCC_LOG"] == str(tmp_path / "o" / kbuild.DISTCC_LOG_NAME)
     assert env["DISTCC_SKIP_LOCAL_RETRY"] == "1"
+    assert env["CCACHE_DEPEND"] == "1"
+    monkeypatch.setenv("CCACHE_NODEPEND", "1")
+    assert "CCACHE_DEPEND" not in kbuild.build_env(tmp_path, tmp_path / "o")
     # CC= (recorded in every .cmd file and in the build keys) is a local build's
     monkeypatch.delenv("DISTCC_HOSTS")
     assert kbuild.compiler(True) == kbuild.compiler(True)
