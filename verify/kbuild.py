@@ -559,8 +559,8 @@ def build(src, out, *, targets=DEFAULT_TARGETS, jobs: int = 2, arch: str = "x86_
     cold = not (out / "vmlinux.o").exists() and not any((out / "mm").glob("*.o"))
     rc, compiled, seconds = run_make(cmd, env=env, log_path=log_path, label=label,
                                      total=expected_objects(out) if cold else None, cold=cold)
-    if rc == 0 and cold and compiled:
-        record_objects(out, compiled)
+    if rc == 0 and cold and compiled and set(DEFAULT_TARGETS) <= set(targets):
+        record_objects(out, compiled)       # a whole kernel's count, not prepare's or a few objects
     after = ccache_counters(env)
     cc = {k: after[k] - before.get(k, 0) for k in after} if after else {}
     text = log_path.read_text(errors="replace")
