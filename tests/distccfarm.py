@@ -52,7 +52,8 @@ class Farm:
                 p = subprocess.Popen(
                     ["distccd", "--daemon", "--no-detach", "--listen", "127.0.0.1",
                      "--port", str(port), "--allow", "127.0.0.1", "--jobs", str(self.jobs),
-                     "--log-stderr", "--log-level", "info"],
+                     "--log-stderr", "--log-level", "info",
+                     "--nice", "10"],       # as kbuild's make: equal priority with a local build
                     stdin=subprocess.DEVNULL, stdout=f, stderr=f, start_new_session=True)
                 f.close()
                 if self._wait_listening(port, p):
