@@ -114,3 +114,41 @@ def test_wrapper_compiles_again_locally_what_the_remote_said_something_about(
     assert cp.returncode == 0 and cp.stderr == "x.c:1:5: warning: local [-Wlocal]\n"
     assert log == f"slabconv: diagnostics, compiled locally: x.o (remote exit {rc})\n"
     assert not left
+
+
+def _fake_remote_gcc(bindir: Path, ident: bytes, rc: int = 0) -> None:
+    """A `distcc` whose "remote" gcc writes an object naming `ident`."""
+    bindir.mkdir(exist_ok=True)
+    f = bindir / "distcc"
+    f.write_text("#!/bin/sh\nout=; prev=\nfor a in \"$@\"; do [ \"$prev\" = -o ] && out=$a; "
+                 "prev=$a; done\n"
+                 f"[ {rc} -eq 0 ] || {{ echo 'cannot connect' >> \"$DISTCC_LOG\"; exit {rc}; }}\n"
+                 f"printf '\\177ELF%s\\0' '{ident.decode()}' > \"$out\"\n")
+    f.chmod(0o755)
+
+
+@pytest.mark.parametrize("ident,rc,why", [
+    (b"GCC: (Debian 11.3.0-5) 11.3.0", 0, "compiles with 'GCC: (Debian 11.3.0-5) 11.3.0'"),
+    (b"", 110, "could not compile a probe"),
+])
+def test_a_host_with_another_gcc_or_down_stops_the_run(tmp_path, monkeypatch, ident, rc, why):
+    _fake_remote_gcc(tmp_path / "bin", ident, rc)
+    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}:{os.environ['PATH']}")
+    monkeypatch.setattr(kbuild, "_probed", {})
+    with pytest.raises(kbuild.SlabconvError) as e:
+        kbuild.check_farm("good/4 other:3633/8")
+    assert e.value.exit_code == 3 and why in str(e.value), str(e.value)
+    assert str(e.value).startswith("distcc host good/4 ")          # the first host that fails
+    with pytest.raises(kbuild.SlabconvError):       # remembered: not probed again
+        kbuild.check_farm("good/4 other:3633/8")
+
+
+def test_a_host_with_the_same_gcc_passes(tmp_path, monkeypatch):
+    assert shutil.which("gcc"), "install the Debian package 'gcc'"
+    c = tmp_path / "p.c"
+    c.write_text("int p;\n")
+    subprocess.run(["gcc", "-c", str(c), "-o", str(tmp_path / "p.o")], check=True)
+    _fake_remote_gcc(tmp_path / "bin", kbuild._gcc_ident(tmp_path / "p.o").encode())
+    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}:{os.environ['PATH']}")
+    monkeypatch.setattr(kbuild, "_probed", {})
+    kbuild.check_farm("good/4 other:3633/8")

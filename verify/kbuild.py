@@ -74,7 +74,8 @@ class BuildResult:
     returncode: int = 0
     compiled: int = 0                       # objects (re)compiled by this build
     ccache: dict = field(default_factory=dict)   # hits / misses during the build
-    distcc: dict = field(default_factory=dict)   # hosts, jobs, local fallbacks (a farm build)
+    distcc: dict = field(default_factory=dict)   # a farm build: hosts, jobs, local fallbacks
+                                                 # and recompiles (distcc_counts)
 
     def failure_message(self, what: str = "kernel build") -> str:
         return (f"{what} failed (make exit {self.returncode}) in {self.out}; "
