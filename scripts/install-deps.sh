@@ -1,11 +1,53 @@
 #!/bin/sh
-# Install the Debian 12 packages slabconv needs, only those that are missing.
+# Install the Debian 12 packages slabconv needs, by group, only those that are missing.
+#
+#   sh scripts/install-deps.sh [GROUP...]     (default: all)
+#   sh scripts/install-deps.sh --list GROUP... prints the groups' packages, installs nothing
+#
+# Groups (each make target asks for its own; see the Makefile):
+#   core     regen, review, mail, range-diff, attribute, checkpatch, residue, fetch
+#   build    kernel builds and their warning gates (verify, layout)
+#   boot     QEMU guests (all, verify's runtime bisect, boot, reference, bench)
+#   distcc   distributed builds (DISTCC= / DISTCC_HOSTS)
+#   browser  the review page's browser test
+#   test     the test suite: every group above and pytest
+#   all      every group
+#
 # Never touches apt's configuration; needs root (or sudo) only when something is missing.
 set -eu
 
-PACKAGES="coccinelle sparse qemu-system-x86 gcc make bc flex bison libelf-dev libssl-dev
-cpio busybox-static python3 python3-pytest rsync ccache git xz-utils perl
-chromium python3-pil"
+CORE="python3 git coccinelle perl xz-utils rsync"
+BUILD="gcc make bc flex bison libelf-dev libssl-dev ccache sparse"
+BOOT="qemu-system-x86 cpio busybox-static"
+DISTCC="distcc"
+BROWSER="chromium python3-pil"
+TEST="python3-pytest"
+
+packages() {
+	for g in "$@"; do
+		case "$g" in
+		core) echo "$CORE" ;;
+		build) echo "$CORE $BUILD" ;;
+		boot) echo "$CORE $BUILD $BOOT" ;;
+		distcc) echo "$DISTCC" ;;
+		browser) echo "$BROWSER" ;;
+		test | all) echo "$CORE $BUILD $BOOT $DISTCC $BROWSER $TEST" ;;
+		*) echo "[deps] error: unknown group '$g' (core build boot distcc browser test all)" >&2
+		   return 2 ;;
+		esac
+	done
+}
+
+list=0
+if [ "${1:-}" = "--list" ]; then list=1; shift; fi
+[ $# -eq 0 ] && set -- all
+PACKAGES=$(packages "$@") || exit 2
+# one a line, each once, in the order asked
+PACKAGES=$(for p in $PACKAGES; do echo "$p"; done | awk '!seen[$0]++')
+if [ "$list" -eq 1 ]; then
+	echo "$PACKAGES"
+	exit 0
+fi
 
 missing=""
 for p in $PACKAGES; do
@@ -15,7 +57,7 @@ for p in $PACKAGES; do
 done
 [ -z "$missing" ] && exit 0
 
-echo "[deps] installing:$missing" >&2
+echo "[deps] installing ($*):$missing" >&2
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then
 	if command -v sudo >/dev/null 2>&1; then SUDO=sudo; else

@@ -365,6 +365,27 @@ def test_the_progress_line_counts_against_the_last_cold_build(tmp_path, monkeypa
     assert kbuild.expected_objects(out) is None
 
 
+def test_only_a_whole_kernel_build_records_its_object_count(tmp_path, monkeypatch):
+    """`prepare` or a few objects built in a new O= directory are not the
+    count the progress line of a kernel build counts against."""
+    from verify import kbuild
+    monkeypatch.setenv("SLABCONV_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("DISTCC_HOSTS", raising=False)
+    out = tmp_path / "src" / "o"
+    out.mkdir(parents=True)
+    (out / ".config").write_text("CONFIG_SLUB=y\n")
+
+    def fake_make(cmd, *, env, log_path, **kw):
+        log_path.write_text("")
+        return 0, 26, 1.0
+    monkeypatch.setattr(kbuild, "run_make", fake_make)
+    kbuild.build(tmp_path / "src", out, targets=("prepare",), quiet=True)
+    kbuild.build(tmp_path / "src", out, targets=("mm/slub.o",), quiet=True)
+    assert kbuild.expected_objects(out) is None
+    kbuild.build(tmp_path / "src", out, quiet=True)
+    assert kbuild.expected_objects(out) == 26
+
+
 def test_jobs_sets_the_build_parallelism(monkeypatch, tmp_path):
     from verify import kbuild
     monkeypatch.delenv("SLABCONV_JOBS", raising=False)
