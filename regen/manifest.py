@@ -149,6 +149,7 @@ class Series:
     entries: list[Entry]
     root: Path                   # the cocci/ directory
     link: str = ""               # the original posting (each commit's Link: trailer)
+    after_rules: list[str] = field(default_factory=list)   # run alone after each entry with rules
 
     def entry(self, ident: str) -> Entry:
         for e in self.entries:
@@ -176,11 +177,6 @@ CONVERSIONS = {
     "local": ("rules/slab_var.cocci",),
 }
 FOLD = "rules/slab_fold.cocci"
-# after the fold, in a run of their own (not composed with the conversions'
-# renamed instances): slab_page() of one slab taken more than twice -> a page
-# local; page_slab() of one page taken more than once -> a slab local
-PAGE_LOCAL = "rules/slab_page_local.cocci"
-SLAB_LOCAL = "rules/page_slab_local.cocci"
 DEFAULT_FILES = ["mm/slub.c"]
 
 
@@ -209,13 +205,14 @@ def _convert(d: dict, where: str) -> list[Step]:
     return [Step("rule", rules[0], files, dict(defines), chain=list(rules[1:]), convert=kind)]
 
 
-def _fold_once(steps: list[Step]) -> list[Step]:
+def _fold_once(steps: list[Step], after_rules: list[str]) -> list[Step]:
     """An entry with conversions ends with one run of the fold over the
     files they touched (not one per conversion: the fold reads the whole
     file, and nothing in a conversion needs an earlier one folded).  Any
-    entry with rules then runs slab_page_local and page_slab_local over the
-    files of its rules: a helper the entry made a function take more than
-    once gets its local in that entry's patch."""
+    entry with rules then runs the series' `after_rules` (slab_page_local,
+    page_slab_local) over the files of its rules, in a spatch run of their
+    own: a helper the entry made a function take more than once gets its
+    local in that entry's patch."""
     conv = [st for st in steps if st.path in {r[0] for r in CONVERSIONS.values()}]
     if conv:
         files: list[str] = []
@@ -231,10 +228,10 @@ def _fold_once(steps: list[Step]) -> list[Step]:
     rule_files: list[str] = []
     for st in steps:
         if st.kind == "rule":
-            rule_files += [f for f in st.files if f not in rule_files and f.endswith((".c", ".h"))]
-    if rule_files and not any(st.path == PAGE_LOCAL for st in steps):
-        steps = steps + [Step("rule", PAGE_LOCAL, rule_files, optional=True, alone=True,
-                              chain=[SLAB_LOCAL])]
+            rule_files += [f for f in st.files if f not in rule_files]
+    if after_rules and rule_files:
+        steps = steps + [Step("rule", after_rules[0], rule_files, optional=True, alone=True,
+                              chain=list(after_rules[1:]))]
     return steps
 
 def _steps(d: dict, where: str, root: Path) -> list[Step]:
@@ -322,6 +319,10 @@ def load(path: Path) -> Series:
         raise SlabconvError(f"manifest {path}: {e}", exit_code=2)
     root = path.parent
     s = _req(data, "series", str(path))
+    after_rules = _as_list(s.get("after_rules", []))
+    for r in after_rules:
+        if not (root / r).is_file():
+            raise SlabconvError(f"manifest: series after_rules: {r} does not exist in {root}", 2)
     entries = []
     ids = set()
     for i, e in enumerate(data.get("entry", []), 1):
@@ -351,7 +352,7 @@ def load(path: Path) -> Series:
         steps = _fold_once([x for j, st in enumerate(_req(e, "step", where), 1)
                             for x in _steps(st if "files" in st or not default_files
                                             else {**st, "files": default_files},
-                                            f"{where} step {j}", root)])
+                                            f"{where} step {j}", root)], after_rules)
         expects = [_expect(x, f"{where} expect {j}") for j, x in enumerate(_req(e, "expect", where), 1)]
         code = [_code(x, f"{where} code {j}") for j, x in enumerate(e.get("code", []), 1)]
         deps = list(e.get("depends", []))
@@ -365,4 +366,4 @@ def load(path: Path) -> Series:
         raise SlabconvError(f"manifest {path}: no entries", 2)
     return Series(_req(s, "subject", "series"), s.get("blurb", "").strip(),
                   _req(s, "seed_author", "series"), _req(s, "date", "series"), entries, root,
-                  link=s.get("link", ""))
+                  link=s.get("link", ""), after_rules=after_rules)

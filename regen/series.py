@@ -205,7 +205,9 @@ def _run_batch(series: manifest.Series, batch: list[manifest.Step], wt: WorkTree
                     if new != old:
                         (tree / f).write_text(new)
     first = batch[0]
-    if first.path == manifest.PAGE_LOCAL and not any(
+    # the after-rules (slab_page_local, page_slab_local) change nothing in a
+    # file without what effects.wants_locals() looks for: no spatch run
+    if first.alone and first.path in series.after_rules and not any(
             effects.wants_locals((tree / f).read_text(errors="replace"))
             for f in first.files if (tree / f).is_file()):
         return {0}                      # nothing the rule would change: no spatch run

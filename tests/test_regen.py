@@ -1185,3 +1185,34 @@ def test_an_entry_that_upstream_made_its_own_way_is_upstream_with_its_lines(tree
     assert verdicts["lists"][0] == upstream.UPSTREAM
     assert verdicts["lists"][1][0] == "drivers/pt.c:3: list_add_tail(&p->lru, freelist);"
     assert verdicts["usage"][0] == upstream.NOT_APPLICABLE
+
+
+def test_after_rules_run_alone_after_every_entry_with_rules(tmp_path):
+    """[series] after_rules: one step of their own at the end of each entry
+    that has rules, over the files of its rules; a name that is not a rule
+    file is refused."""
+    m = write_manifest(tmp_path / "cocci", """
+    [[entry]]
+    id = "e"
+    subject = "x"
+    message = "m"
+      [[entry.step]]
+      convert = "param"
+      fn = "validate_slab"
+      [[entry.step]]
+      rule = "rules/rename_fn.cocci"
+      files = ["mm/a.c"]
+      [[entry.expect]]
+      present = "x"
+      in = ["mm/slub.c"]
+    """)
+    text = m.read_text().replace('[series]\n', '[series]\nafter_rules = ["rules/slab_page_local.cocci", '
+                                 '"rules/page_slab_local.cocci"]\n')
+    m.write_text(text)
+    st = manifest.load(m).entries[0].steps
+    assert st[-1].rules == ["rules/slab_page_local.cocci", "rules/page_slab_local.cocci"]
+    assert st[-1].alone and st[-1].optional and st[-1].files == ["mm/slub.c", "mm/a.c"]
+    assert [len(b) for b in series.batches(st)][-1] == 1  # never composed with the others
+    m.write_text(text.replace("rules/page_slab_local.cocci", "rules/no_such.cocci"))
+    with pytest.raises(SlabconvError, match="after_rules: rules/no_such.cocci does not exist"):
+        manifest.load(m)
