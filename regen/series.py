@@ -603,7 +603,12 @@ def write_series(wt: WorkTree, series: manifest.Series, output: Path, source_id:
                  skipped=(), verdicts=(), *, subject_prefix: str = "PATCH",
                  base: tuple[str, str] = ("", "")) -> list[Path]:
     output.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{output.name}.", dir=output.parent))
+    for left in output.parent.glob(f".{output.name}.*.*"):   # a killed run's staging
+        m = re.match(rf"\.{re.escape(output.name)}\.(\d+)\.", left.name)
+        if m and left.is_dir() and not spatch._alive(int(m.group(1))):
+            info("regen", f"removing {left}: what a killed run was writing")
+            shutil.rmtree(left, ignore_errors=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{output.name}.{os.getpid()}.", dir=output.parent))
     try:
         staged = tmp / "series"
         if wt.commits():
@@ -616,12 +621,25 @@ def write_series(wt: WorkTree, series: manifest.Series, output: Path, source_id:
         (staged / "SOURCE").write_text(
             f"source: {source_id}\nspatch: {spatch.spatch_version()}\n"
             f"identity: {wt.identity}\ndate: {wt.date}\n")
-        if output.exists():
-            shutil.rmtree(output)
-        staged.rename(output)
+        # two runs writing the same directory: one swap at a time, each whole
+        with output_lock(output):
+            if output.exists():
+                old = tmp / "old"
+                output.rename(old)
+            staged.rename(output)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return sorted(output.glob("*.patch"))
+
+
+def output_lock(output: Path):
+    """The lock of a series directory that regen writes (kept in the cache,
+    not beside the directory, which may be in the checkout)."""
+    import hashlib
+    from fetch.lock import locked
+    key = hashlib.sha256(str(Path(output).resolve()).encode()).hexdigest()[:16]
+    return locked(paths.cache_dir("locks") / f"series-{key}.lock", f"the series directory {output}",
+                  stage="regen")
 
 
 def read_source(output: Path) -> dict[str, str]:

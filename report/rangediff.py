@@ -186,7 +186,8 @@ def baseline_of(side: Side, tree: str | None = None) -> tuple[Path, str]:
     marker = git_dir / MARKER
     if not (marker.is_file() and marker.read_text().strip() ==
             f"{src.source_id} layout={LAYOUT}"):
-        WorkTree.prepare(src.tree, src.source_id, workdir, user_identity(), series_date())
+        WorkTree.ensure_baseline(src.tree, src.source_id, workdir, user_identity(),
+                                 series_date())
     commit = _git("--git-dir", str(git_dir), "rev-parse", "--verify", "-q",
                   f"refs/tags/{BASE_TAG}^{{commit}}", check=False).strip()
     if not commit:

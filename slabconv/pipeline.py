@@ -112,7 +112,8 @@ def apply_series(src: Source, patches_dir: Path) -> Applied:
         raise SlabconvError(f"no series in {patches_dir}: run `make regen` first", exit_code=2)
     wt = WorkTree.prepare(src.tree, src.source_id, paths.cache_dir("work", src.version, src.source_id),
                           user_identity(), series_date())
-    wt.git("checkout", "-q", "-f", "-B", "slabconv-applied", BASE_TAG)
+    # this run's own work tree (regen/worktree.py: a slot no other run uses)
+    wt.git("checkout", "-q", "-f", "-B", wt.applied_branch, BASE_TAG)
     info("apply", f"git am {len(patches)} patches from {patches_dir}")
     try:
         wt.git("am", "-q", "--keep-cr", *map(str, patches))

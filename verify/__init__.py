@@ -26,7 +26,6 @@ commit), else verify.tree.identity() (git HEAD, or a stat manifest).
 Modules: kconfig (configure), kbuild (build), warnings (parsing, keys,
 new_warnings), sparse (sparse gate), tree (snapshots and diffs).
 """
-import fcntl
 import hashlib
 import json
 import re
@@ -149,17 +148,10 @@ def build_key(config: str, ident: str, targets=kbuild.DEFAULT_TARGETS, version: 
 def config_lock(out_root: Path, config: str):
     """Exclusive use of out_root's builds for one configuration (baseline,
     patched and bisect dirs), across processes."""
-    lockf = open(Path(out_root) / f".lock-{config}", "w")
-    try:
-        try:
-            fcntl.flock(lockf, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            slog.info("verify", f"waiting for another verify run on {out_root} ({config})")
-            fcntl.flock(lockf, fcntl.LOCK_EX)
+    from fetch.lock import locked
+    with locked(Path(out_root) / f".lock-{config}", f"the {config} builds in {out_root}",
+                stage="verify"):
         yield
-    finally:
-        fcntl.flock(lockf, fcntl.LOCK_UN)
-        lockf.close()
 
 
 def _baseline(src: Path, base_dir: Path, key: str, config: str, arch: str,
