@@ -14,6 +14,7 @@ from pathlib import Path
 from . import paths
 from .log import SlabconvError, info
 from .source import Source
+from . import atomic
 
 DEFAULT_CONFIG = "slub"
 # One kernel per allocator: each is built (baseline and patched: new
@@ -368,7 +369,8 @@ def field_users_check(ap: Applied, results, extra_builds=None) -> dict | None:
                   for f, us in json.loads(cache.read_text()).items()}
     else:
         before = field_users.find(ap.src.tree)
-        cache.write_text(json.dumps({f: [u.__dict__ for u in us] for f, us in before.items()}))
+        atomic.write_text(cache, json.dumps({f: [u.__dict__ for u in us]
+                                             for f, us in before.items()}))
     cands = sorted(set(field_users.candidates(ap.tree)) | set(before))
     after = field_users.find(ap.tree, [f for f in cands if (ap.tree / f).is_file()])
     builds = _patched_builds(results)
@@ -782,7 +784,7 @@ def cmd_all(args) -> int:
         "seconds": round(time.monotonic() - t0, 1),
     }
     out = paths.cache_dir("runs") / f"all-{src.version}.json"
-    out.write_text(json.dumps(report, indent=2))
+    atomic.write_text(out, json.dumps(report, indent=2))
     info("all", f"{'PASS' if ok else 'FAIL'}: {len(ap.patches)} patches regenerated, "
                 f"verified and booted in {report['seconds']}s (report: {out})")
     return 0 if ok else 1

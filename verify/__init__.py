@@ -42,6 +42,7 @@ from slabconv.log import SlabconvError
 from . import kbuild, kconfig, sparse, tree
 from . import sparse as _sparse
 from . import warnings as W
+from slabconv import atomic
 
 __all__ = ["check_build", "VerifyResult", "kbuild", "kconfig", "sparse", "tree", "W"]
 
@@ -194,7 +195,7 @@ def _baseline_sparse(base_dir: Path, snap: Path, files: list, arch: str) -> _spa
             pass
     run = sparse.run_sparse(snap, snap / O_NAME, files, arch=arch, label="baseline")
     if run.ok:
-        cache.write_text(json.dumps(run.to_dict(), indent=1) + "\n")
+        atomic.write_text(cache, json.dumps(run.to_dict(), indent=1) + "\n")
     return run
 
 
