@@ -105,22 +105,30 @@ def applicable_configs(src: Source, configs, what: str = "verify") -> list:
 
 def apply_series(src: Source, patches_dir: Path) -> Applied:
     """A fresh baseline work tree with the series applied by `git am`."""
-    from regen.series import series_date
+    from regen.series import output_lock, series_date
     from regen.worktree import BASE_TAG, WorkTree, user_identity
-    patches = sorted(p for p in patches_dir.glob("[0-9][0-9][0-9][0-9]-*.patch")
-                     if not p.name.startswith("0000-"))
-    if not patches:
+    if not any(p for p in patches_dir.glob("[0-9][0-9][0-9][0-9]-*.patch")
+               if not p.name.startswith("0000-")):
         raise SlabconvError(f"no series in {patches_dir}: run `make regen` first", exit_code=2)
     wt = WorkTree.prepare(src.tree, src.source_id, paths.cache_dir("work", src.version, src.source_id),
                           user_identity(), series_date())
     # this run's own work tree (regen/worktree.py: a slot no other run uses)
     wt.git("checkout", "-q", "-f", "-B", wt.applied_branch, BASE_TAG)
-    info("apply", f"git am {len(patches)} patches from {patches_dir}")
-    try:
-        wt.git("am", "-q", "--keep-cr", *map(str, patches))
-    except SlabconvError as e:
-        wt.git("am", "--abort", check=False)
-        raise SlabconvError(f"the series in {patches_dir} does not apply to {src.source_id}:\n{e}")
+    # a regen writing this directory at the same time swaps it whole: the
+    # series is read before or after, never half of each
+    with output_lock(patches_dir):
+        patches = sorted(p for p in patches_dir.glob("[0-9][0-9][0-9][0-9]-*.patch")
+                         if not p.name.startswith("0000-"))
+        if not patches:
+            raise SlabconvError(f"no series in {patches_dir}: run `make regen` first",
+                                exit_code=2)
+        info("apply", f"git am {len(patches)} patches from {patches_dir}")
+        try:
+            wt.git("am", "-q", "--keep-cr", *map(str, patches))
+        except SlabconvError as e:
+            wt.git("am", "--abort", check=False)
+            raise SlabconvError(f"the series in {patches_dir} does not apply to "
+                                f"{src.source_id}:\n{e}")
     base = wt.git("rev-parse", BASE_TAG).strip()
     touched = wt.git("diff", "--name-only", "--no-renames", f"{BASE_TAG}..HEAD").split()
     return Applied(src, wt.path, base, patches, touched)
