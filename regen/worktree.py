@@ -60,9 +60,9 @@ def user_identity() -> Identity:
     return DEFAULT_IDENTITY
 
 
-# At most this many regen work trees per source (slot 0 is the baseline
-# repository's own work tree, the others `git worktree`s of it), so at most
-# this many runs use them at once; one more waits for a slot.
+# At most this many regen work trees per source (`git worktree`s of the
+# baseline repository), so at most this many runs use them at once; one
+# more waits for a slot.
 MAX_SLOTS = max(1, int(os.environ.get("SLABCONV_WORKTREES", "4") or 4))
 
 # The slots this process holds: workdir -> (slot, lock fd).  A slot is held
@@ -72,7 +72,7 @@ _HELD: dict[str, tuple[int, int]] = {}
 
 
 class WorkTree:
-    def __init__(self, path: Path, identity: Identity, date: str, slot: int = 0,
+    def __init__(self, path: Path, identity: Identity, date: str, slot: int | None = None,
                  workdir: Path | None = None):
         self._unsynced: set[str] = set()
         self.path = path
@@ -80,8 +80,10 @@ class WorkTree:
         self.identity = identity
         self.date = date
         self.slot = slot
-        self.branch = BRANCH if slot == 0 else f"{BRANCH}-{slot}"
-        self.applied_branch = f"{BRANCH}-applied" + ("" if slot == 0 else f"-{slot}")
+        # slot None: the baseline repository's own work tree (made once, then
+        # only read); slot k: branches of the slot's own
+        self.branch = BRANCH if slot is None else f"{BRANCH}-{slot}"
+        self.applied_branch = f"{BRANCH}-applied" + ("" if slot is None else f"-{slot}")
 
     def env(self) -> dict:
         """git's environment: the identity and date of every commit, and no
@@ -108,16 +110,19 @@ class WorkTree:
     def prepare(cls, source: Path, source_id: str, workdir: Path, identity: Identity,
                 date: str) -> "WorkTree":
         """A work tree of this run's own whose HEAD is the baseline copy of
-        `source`, on its branch (BRANCH in slot 0).
+        `source`, on the slot's branch (BRANCH-k).
 
         `source` is only read.  `source_id` identifies its content (package
         version, or a hash for user trees); a cached copy is reused only
         when it matches.  The baseline repository is shared by the runs
-        of one source (`workdir/linux`, made once under a lock); each run
-        takes a slot of its own, held until the process ends: slot 0 is
-        that repository's work tree, slot k a `git worktree` of it in
-        `workdir/slots/k/` (made the first time k runs are at work at
-        once), so runs never check out or commit in each other's tree.
+        of one source (`workdir/linux`, made once under a lock, then only
+        read: its objects and its tag); each run takes a slot of its own,
+        held until the process ends: slot k is a `git worktree` of that
+        repository in `workdir/slots/k/` (made the first time k+1 runs are
+        at work at once), with its own index, HEAD and branches, so runs
+        never check out or commit in each other's tree (nor in the
+        repository's own work tree, where slabconv before the slots
+        worked: a checkout of an older slabconv may share the cache).
         Git lock files a killed run left in its slot are removed.
         """
         workdir = Path(workdir)
@@ -125,8 +130,7 @@ class WorkTree:
         with locked(workdir / ".repo.lock", f"the baseline repository {workdir / 'linux'}",
                     stage="regen"):
             cls._ensure_baseline(source, source_id, workdir, identity, date)
-            path = workdir / "linux" if slot == 0 else \
-                cls._ensure_slot(workdir, slot, identity, date)
+            path = cls._ensure_slot(workdir, slot, identity, date)
         wt = cls(path, identity, date, slot=slot, workdir=workdir)
         wt.recover()
         info("regen", f"reusing baseline work tree {wt.path}")
@@ -154,8 +158,6 @@ class WorkTree:
         marker = main.path / ".git" / MARKER
         if marker.is_file() and marker.read_text().strip() == f"{source_id} layout={LAYOUT}" \
                 and main._has_baseline():
-            for name in ("config.lock", "packed-refs.lock"):   # written only under this lock
-                _remove_stale(main.path / ".git" / name)
             return
         info("regen", f"copying {source} into a new work tree (once per source)")
         tmp = workdir / "linux.new"
@@ -221,7 +223,7 @@ class WorkTree:
         unfinished `git am`.  Only called with the slot's lock held, so no
         live slabconv run is using them; each removal is said."""
         own = self.git_dir()
-        common = self.workdir / "linux" / ".git"
+        common = self.workdir / "linux" / ".git"      # the branches are the repository's
         for f in [own / "index.lock", own / "HEAD.lock", own / "ORIG_HEAD.lock",
                   *[common / "refs" / "heads" / f"{b}.lock"
                     for b in (self.branch, self.applied_branch)]]:
@@ -412,7 +414,7 @@ def claim_slot(workdir: Path) -> int:
             break
     else:
         slot = 0
-        fd = lock.acquire(_slot_lock(workdir, 0), f"the regen work tree {workdir / 'linux'} "
+        fd = lock.acquire(_slot_lock(workdir, 0), f"the regen work tree {workdir / 'slots' / '0'} "
                           f"(all {MAX_SLOTS} slots in use)", stage="regen")
     _HELD[key] = (slot, fd)
     return slot

@@ -191,7 +191,11 @@ def test_runs_at_once_get_work_trees_of_their_own(tmp_path):
     # each slot on a branch of its own: nothing shared is written
     branches = subprocess.run(["git", "-C", str(work / "linux"), "branch", "--list"],
                               capture_output=True, text=True).stdout
-    assert {"slabconv", "slabconv-1", "slabconv-2"} <= set(branches.replace("*", " ").replace("+", " ").split())
+    assert {"slabconv-0", "slabconv-1"} <= set(branches.replace("*", " ").replace("+", " ").split())
+    # the baseline repository's own work tree is never checked out by a run
+    head = subprocess.run(["git", "-C", str(work / "linux"), "symbolic-ref", "HEAD"],
+                          capture_output=True, text=True).stdout.strip()
+    assert head == "refs/heads/slabconv", head
 
 
 def test_the_check_catches_runs_sharing_one_work_tree(tmp_path):
@@ -210,16 +214,19 @@ def test_a_killed_runs_git_locks_and_unfinished_am_are_removed(tmp_path, capsys,
     ident = Identity("A", "a@example.org")
     wt = WorkTree.prepare(src, "t", work, ident, "2021-10-04T14:45:48+01:00")
     wt.release()
+    own = wt.git_dir()
+    assert own.parent.name == "worktrees"       # the slot's own index, HEAD and am state
     # what a run killed inside git checkout or git am leaves behind
-    (work / "linux" / ".git" / "index.lock").write_text("")
-    (work / "linux" / ".git" / "refs" / "heads" / "slabconv.lock").write_text("")
-    (work / "linux" / ".git" / "rebase-apply").mkdir()
+    (own / "index.lock").write_text("")
+    (work / "linux" / ".git" / "refs" / "heads" / "slabconv-0.lock").write_text("")
+    (own / "rebase-apply").mkdir()
     capsys.readouterr()
     wt = WorkTree.prepare(src, "t", work, ident, "2021-10-04T14:45:48+01:00")
     err = capsys.readouterr().err
     assert wt.slot == 0
-    assert not (work / "linux" / ".git" / "index.lock").exists()
-    assert not (work / "linux" / ".git" / "rebase-apply").exists()
+    assert not (own / "index.lock").exists()
+    assert not (work / "linux" / ".git" / "refs" / "heads" / "slabconv-0.lock").exists()
+    assert not (own / "rebase-apply").exists()
     assert re.search(r"removing .*index\.lock: a stale git lock left by a slabconv run that "
                      r"was killed", err), err
     assert "an unfinished git am" in err, err
