@@ -5,7 +5,7 @@ a missing lock); a waiting run names the holder's pid; runs get work tree
 slots of their own (and the check catches a planted shared slot); stale
 git locks and half-made slots of a killed run are recovered; spatch cache
 entries a killed run half wrote are detected; spatch and git die with a
-driver killed by SIGKILL.
+driver killed by SIGKILL (and the check catches a child that does not).
 
 Slow (the load test, on the real 5.10 tree and the cache of the
 environment): four regenerations in four clones at once, a regeneration
@@ -302,8 +302,9 @@ def test_spatch_and_git_die_with_a_driver_killed_by_sigkill(tmp_path):
     drv = _spawn("""
         import subprocess, sys
         from slabconv.proc import tied
-        p = subprocess.Popen(tied(["sleep", "300"]))
-        q = subprocess.Popen(tied(["sh", "-c", "exec cat " + sys.argv[1]]))   # blocks on a fifo
+        quiet = dict(stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        p = subprocess.Popen(tied(["sleep", "300"]), **quiet)
+        q = subprocess.Popen(tied(["sh", "-c", "exec cat " + sys.argv[1]]), **quiet)  # blocks on a fifo
         print(p.pid, q.pid, flush=True)
         p.wait()
     """, tmp_path / "fifo")
@@ -316,6 +317,26 @@ def test_spatch_and_git_die_with_a_driver_killed_by_sigkill(tmp_path):
     while time.monotonic() < deadline and any(_alive(p) for p in pids):
         time.sleep(0.1)
     assert not any(_alive(p) for p in pids), pids
+
+
+def test_the_check_catches_a_child_that_outlives_its_driver(tmp_path):
+    """The planted defect: a child started without tied() survives the
+    driver's SIGKILL, and the check above sees it."""
+    drv = _spawn("""
+        import subprocess
+        p = subprocess.Popen(["sleep", "300"], stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL)
+        print(p.pid, flush=True)
+        p.wait()
+    """)
+    pid = int(drv.stdout.readline())
+    drv.send_signal(signal.SIGKILL)
+    drv.communicate()
+    time.sleep(0.5)
+    try:
+        assert _alive(pid), "an untied child should have outlived its driver"
+    finally:
+        os.kill(pid, signal.SIGKILL)
 
 
 def _alive(pid: int) -> bool:
@@ -436,10 +457,14 @@ def test_a_regeneration_killed_at_random_points_never_breaks_the_next(tmp_path):
             p.wait(timeout=at)
         except subprocess.TimeoutExpired:
             os.kill(p.pid, signal.SIGKILL)      # the driver only: its children must follow
-        p.communicate()
+        _, killed_err = p.communicate()
+        last = [l for l in killed_err.splitlines() if l.startswith("[")][-1:]
         time.sleep(1)
         assert not _orphans(), f"seed {seed}: left running: {_orphans()}"
         rc, _, err = _finish([_regen(REPO, "--output", out)], REGEN_TIMEOUT)[0]
         assert rc == 0, f"seed {seed} (killed at {at:.1f}s of {span:.0f}s): {err[-3000:]}"
+        recovered = [l for l in err.splitlines() if "removing" in l or "waiting" in l]
+        print(f"seed {seed}: killed at {at:.1f}s of {span:.0f}s (rc {p.returncode}, "
+              f"last: {last}); the next run: rc 0, {recovered or 'nothing to recover'}")
         diff = _same_as_committed(out)
         assert not diff, f"seed {seed}: the series after the kill differs: {diff[:5]}"
