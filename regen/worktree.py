@@ -10,6 +10,7 @@ import hashlib
 import os
 import shutil
 import subprocess
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -401,23 +402,28 @@ def _rmtree(path: Path) -> None:
     shutil.rmtree(path, onerror=onerror)
 
 
-def claim_slot(workdir: Path) -> int:
+def claim_slot(workdir: Path, poll: float = 1.0) -> int:
     """A work tree slot of `workdir` for this process (the one it holds
     already, if any): the first free one of MAX_SLOTS; when all are taken,
-    wait for slot 0, saying for whom."""
+    the first that comes free (said once, with the holders' pids)."""
     key = str(Path(workdir))
     if key in _HELD:
         return _HELD[key][0]
-    for slot in range(MAX_SLOTS):
-        fd = lock.acquire(_slot_lock(workdir, slot), block=False)
-        if fd is not None:
-            break
-    else:
-        slot = 0
-        fd = lock.acquire(_slot_lock(workdir, 0), f"the regen work tree {workdir / 'slots' / '0'} "
-                          f"(all {MAX_SLOTS} slots in use)", stage="regen")
-    _HELD[key] = (slot, fd)
-    return slot
+    said = False
+    while True:
+        for slot in range(MAX_SLOTS):
+            fd = lock.acquire(_slot_lock(workdir, slot), block=False)
+            if fd is not None:
+                _HELD[key] = (slot, fd)
+                return slot
+        if not said:
+            pids = [lock.holder(_slot_lock(workdir, k)) for k in range(MAX_SLOTS)]
+            info("regen", f"waiting for another slabconv run (pids "
+                          f"{', '.join(str(p) for p in pids if p)}) on the regen work trees "
+                          f"{Path(workdir) / 'slots'} (all {MAX_SLOTS} in use; "
+                          f"$SLABCONV_WORKTREES allows more)")
+            said = True
+        time.sleep(poll)
 
 
 def _slot_lock(workdir: Path, slot: int) -> Path:

@@ -198,6 +198,28 @@ def test_runs_at_once_get_work_trees_of_their_own(tmp_path):
     assert head == "refs/heads/slabconv", head
 
 
+def test_a_run_waits_for_a_free_slot_when_all_are_taken(tmp_path):
+    src = _small_tree(tmp_path)
+    code = """
+        import sys, time
+        from pathlib import Path
+        from regen.worktree import Identity, WorkTree
+        wt = WorkTree.prepare(Path(sys.argv[1]), "t", Path(sys.argv[2]),
+                              Identity("A", "a@example.org"), "2021-10-04T14:45:48+01:00")
+        print(wt.slot, time.monotonic(), flush=True)
+        time.sleep(float(sys.argv[3]))
+    """
+    first = _spawn(code, src, tmp_path / "work", 2.0, SLABCONV_WORKTREES=1)
+    slot, t_first = first.stdout.readline().split()
+    second = _spawn(code, src, tmp_path / "work", 0, SLABCONV_WORKTREES=1)
+    (rc1, _, err1), (rc2, out2, err2) = _finish([first, second])
+    assert rc1 == 0 and rc2 == 0, (err1, err2)
+    assert slot == "0" and out2.split()[0] == "0"
+    assert float(out2.split()[1]) >= float(t_first) + 1.5, "the second run did not wait"
+    assert (f"waiting for another slabconv run (pids {first.pid}) on the regen work trees"
+            in err2), err2
+
+
 def test_the_check_catches_runs_sharing_one_work_tree(tmp_path):
     """The planted defect: no slots, every run in the shared tree at once;
     the sections overlap on one path (and a run may see another's commit)."""
