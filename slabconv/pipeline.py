@@ -114,21 +114,28 @@ def apply_series(src: Source, patches_dir: Path) -> Applied:
                           user_identity(), series_date())
     # this run's own work tree (regen/worktree.py: a slot no other run uses)
     wt.git("checkout", "-q", "-f", "-B", wt.applied_branch, BASE_TAG)
-    # a regen writing this directory at the same time swaps it whole: the
-    # series is read before or after, never half of each
+    # the series as it is now, copied beside this run's work tree: a regen
+    # writing the directory at the same time swaps it whole (under the same
+    # lock), and every later check reads the copy, the patches applied
+    import shutil
+    snap = wt.path.parent / "series"
+    if snap.exists():
+        shutil.rmtree(snap)
+    snap.mkdir(parents=True)
     with output_lock(patches_dir):
-        patches = sorted(p for p in patches_dir.glob("[0-9][0-9][0-9][0-9]-*.patch")
-                         if not p.name.startswith("0000-"))
-        if not patches:
-            raise SlabconvError(f"no series in {patches_dir}: run `make regen` first",
-                                exit_code=2)
-        info("apply", f"git am {len(patches)} patches from {patches_dir}")
-        try:
-            wt.git("am", "-q", "--keep-cr", *map(str, patches))
-        except SlabconvError as e:
-            wt.git("am", "--abort", check=False)
-            raise SlabconvError(f"the series in {patches_dir} does not apply to "
-                                f"{src.source_id}:\n{e}")
+        for p in sorted(patches_dir.glob("[0-9][0-9][0-9][0-9]-*.patch")):
+            if not p.name.startswith("0000-"):
+                shutil.copyfile(p, snap / p.name)
+    patches = sorted(snap.glob("*.patch"))
+    if not patches:
+        raise SlabconvError(f"no series in {patches_dir}: run `make regen` first", exit_code=2)
+    info("apply", f"git am {len(patches)} patches from {patches_dir}")
+    try:
+        wt.git("am", "-q", "--keep-cr", *map(str, patches))
+    except SlabconvError as e:
+        wt.git("am", "--abort", check=False)
+        raise SlabconvError(f"the series in {patches_dir} does not apply to "
+                            f"{src.source_id}:\n{e}")
     base = wt.git("rev-parse", BASE_TAG).strip()
     touched = wt.git("diff", "--name-only", "--no-renames", f"{BASE_TAG}..HEAD").split()
     return Applied(src, wt.path, base, patches, touched)
