@@ -128,10 +128,12 @@ class WorkTree:
         """
         workdir = Path(workdir)
         slot = claim_slot(workdir)
-        with locked(workdir / ".repo.lock", f"the baseline repository {workdir / 'linux'}",
-                    stage="regen"):
-            cls._ensure_baseline(source, source_id, workdir, identity, date)
-            path = cls._ensure_slot(workdir, slot, identity, date)
+        path = cls._slot_ready(workdir, slot, source_id, identity, date)
+        if path is None:         # made under the lock (another run may be making its slot)
+            with locked(workdir / ".repo.lock", f"the baseline repository {workdir / 'linux'}",
+                        stage="regen"):
+                cls._ensure_baseline(source, source_id, workdir, identity, date)
+                path = cls._ensure_slot(workdir, slot, identity, date)
         wt = cls(path, identity, date, slot=slot, workdir=workdir)
         wt.recover()
         info("regen", f"reusing baseline work tree {wt.path}")
@@ -181,6 +183,25 @@ class WorkTree:
         tmp_wt.git("tag", BASE_TAG)
         (tmp / ".git" / MARKER).write_text(f"{source_id} layout={LAYOUT}\n")
         tmp.rename(main.path)
+
+    @classmethod
+    def _slot_ready(cls, workdir: Path, slot: int, source_id: str, identity: Identity,
+                    date: str) -> Path | None:
+        """Slot `slot`'s work tree if the baseline repository and the slot are
+        made already (read only, no lock needed: neither changes once made)."""
+        main = cls(workdir / "linux", identity, date)
+        marker = main.path / ".git" / MARKER
+        d = workdir / "slots" / str(slot)
+        try:
+            if not (marker.read_text().strip() == f"{source_id} layout={LAYOUT}"
+                    and (d / "linux" / ".git").is_file()):
+                return None
+            ready = (d / "ready").read_text().strip()
+        except OSError:
+            return None
+        base = main.git("rev-parse", "-q", "--verify", f"{BASE_TAG}^{{commit}}",
+                        check=False).strip()
+        return d / "linux" if base and ready == base else None
 
     @classmethod
     def _ensure_slot(cls, workdir: Path, slot: int, identity: Identity, date: str) -> Path:
