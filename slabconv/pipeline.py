@@ -103,12 +103,15 @@ def applicable_configs(src: Source, configs, what: str = "verify") -> list:
     return ok
 
 
-def apply_series(src: Source, patches_dir: Path) -> Applied:
-    """A fresh baseline work tree with the series applied by `git am`."""
+def apply_series(src: Source, patches_dir: Path, written: dict | None = None) -> Applied:
+    """A fresh baseline work tree with the series applied by `git am`: the
+    numbered patches of `patches_dir`, or `written` (name -> bytes: what
+    this run's regen wrote there, which another run may have replaced
+    since)."""
     from regen.series import output_lock, series_date
     from regen.worktree import BASE_TAG, WorkTree, user_identity
-    if not any(p for p in patches_dir.glob("[0-9][0-9][0-9][0-9]-*.patch")
-               if not p.name.startswith("0000-")):
+    if not written and not any(p for p in patches_dir.glob("[0-9][0-9][0-9][0-9]-*.patch")
+                               if not p.name.startswith("0000-")):
         raise SlabconvError(f"no series in {patches_dir}: run `make regen` first", exit_code=2)
     wt = WorkTree.prepare(src.tree, src.source_id, paths.cache_dir("work", src.version, src.source_id),
                           user_identity(), series_date())
@@ -122,10 +125,14 @@ def apply_series(src: Source, patches_dir: Path) -> Applied:
     if snap.exists():
         shutil.rmtree(snap)
     snap.mkdir(parents=True)
-    with output_lock(patches_dir):
-        for p in sorted(patches_dir.glob("[0-9][0-9][0-9][0-9]-*.patch")):
-            if not p.name.startswith("0000-"):
-                shutil.copyfile(p, snap / p.name)
+    if written:
+        for name, data in written.items():
+            (snap / name).write_bytes(data)
+    else:
+        with output_lock(patches_dir):
+            for p in sorted(patches_dir.glob("[0-9][0-9][0-9][0-9]-*.patch")):
+                if not p.name.startswith("0000-"):
+                    shutil.copyfile(p, snap / p.name)
     patches = sorted(snap.glob("*.patch"))
     if not patches:
         raise SlabconvError(f"no series in {patches_dir}: run `make regen` first", exit_code=2)
@@ -774,7 +781,7 @@ def cmd_all(args) -> int:
                     + (f" ({len(files)} files differ: {', '.join(files[:6])}"
                        f"{' ...' if len(files) > 6 else ''}; make range-diff NEW={regen.output} "
                        "shows how; make regen writes them)" if files else ""))
-    ap = apply_series(src, regen.output)
+    ap = apply_series(src, regen.output, written=regen.written)   # this run's own series
     bisect_configs = _bisect_configs(args)
     if bisect_configs:
         bisect_configs = applicable_configs(src, bisect_configs, "bisect")

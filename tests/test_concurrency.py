@@ -490,3 +490,24 @@ def test_a_regeneration_killed_at_random_points_never_breaks_the_next(tmp_path):
               f"last: {last}); the next run: rc 0, {recovered or 'nothing to recover'}")
         diff = _same_as_committed(out)
         assert not diff, f"seed {seed}: the series after the kill differs: {diff[:5]}"
+
+
+def test_regen_keeps_the_bytes_it_wrote_for_the_run_that_applies_them(tmp_path, cache):
+    """`make all` applies its own regen's series, not whatever another run
+    has written into the shared out/ directory since."""
+    from test_regen import ID, RENAME, write_manifest
+    from regen import series
+    t = tmp_path / "linux"
+    (t / "mm").mkdir(parents=True)
+    (t / "Makefile").write_text("VERSION = 5\nPATCHLEVEL = 10\n")
+    (t / "mm" / "slub.c").write_text(
+        "static inline unsigned int slab_order(unsigned int size,\n"
+        "\t\tunsigned int min_objects, unsigned int max_order,\n"
+        "\t\tunsigned int fract_leftover)\n{\n\treturn size;\n}\n\n"
+        "static int calculate_order(unsigned int size)\n{\n\treturn slab_order(size, 1, 2, 3);\n}\n")
+    m = write_manifest(tmp_path / "c", RENAME)
+    res = series.regenerate(t, "test-tree", version="5.10", output=tmp_path / "out",
+                            identity=ID, manifest_path=m, workdir=tmp_path / "work")
+    numbered = {p.name: p.read_bytes() for p in (tmp_path / "out").glob("0*.patch")
+                if not p.name.startswith("0000-")}
+    assert numbered and res.written == numbered
