@@ -122,6 +122,20 @@ def run(kernel_image, build_dir, src_dir, out_dir, *, arch: str = "x86_64",
     if not kernel_image.is_file():
         raise SlabconvError(f"kernel image {kernel_image} not found", exit_code=2)
     out_dir.mkdir(parents=True, exist_ok=True)
+    # one guest at a time per run directory: two runs booting the same
+    # configuration at once would write each other's console log and results
+    from fetch.lock import locked
+    with locked(out_dir / ".lock", f"the boot run directory {out_dir}", stage="boot"):
+        return _run(kernel_image, build_dir, src_dir, out_dir, arch=arch, timeout=timeout,
+                    cmdline_extra=cmdline_extra, slub_debug=slub_debug, accel=accel,
+                    init_script=init_script, with_module=with_module, allow=allow,
+                    memory=memory, smp=smp, iommu=iommu, busybox=busybox,
+                    qemu_extra=qemu_extra, modules=modules)
+
+
+def _run(kernel_image: Path, build_dir, src_dir, out_dir: Path, *, arch, timeout,
+         cmdline_extra, slub_debug, accel, init_script, with_module, allow, memory, smp,
+         iommu, busybox, qemu_extra, modules) -> BootResult:
     for stale in ("results.ktap", "summary.json", "module-build.log"):
         (out_dir / stale).unlink(missing_ok=True)
     t0 = time.monotonic()

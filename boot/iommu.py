@@ -29,6 +29,7 @@ from pathlib import Path
 
 from slabconv import paths
 from slabconv.log import SlabconvError
+from slabconv import atomic
 
 DISK_MIB = 16
 DISK_ID = "slabconv-disk"
@@ -77,10 +78,8 @@ def disk_image(mib: int = DISK_MIB) -> tuple[Path, str]:
     sha = d / (img.name + ".sha256")
     if not (img.is_file() and sha.is_file()):
         data = pattern(mib << 20)
-        tmp = img.with_suffix(".tmp")
-        tmp.write_bytes(data)
-        tmp.replace(img)
-        sha.write_text(hashlib.sha256(data).hexdigest() + "\n")
+        atomic.write_bytes(img, data)
+        atomic.write_text(sha, hashlib.sha256(data).hexdigest() + "\n")
     return img, sha.read_text().strip()
 
 

@@ -159,6 +159,13 @@ def run(specs: list[GuestSpec], out_root, *, jobs: int = DEFAULT_JOBS,
     jobs = max(1, int(jobs))
     out_root = Path(out_root)
     out_root.mkdir(parents=True, exist_ok=True)
+    # the matrix files (results.ktap, junit.xml, summary) are one run's
+    from fetch.lock import locked
+    with locked(out_root / ".lock", f"the boot matrix directory {out_root}", stage="matrix"):
+        return _run(specs, out_root, jobs, boot_fn, write)
+
+
+def _run(specs: list[GuestSpec], out_root: Path, jobs: int, boot_fn, write: bool) -> MatrixResult:
     fn = boot_fn or _boot_fn()
     t0 = time.monotonic()
     lock = threading.Lock()

@@ -8,12 +8,12 @@ kernel build (config, release, and the vmlinux / Module.symvers stamps).
 """
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import os
 import shutil
 from pathlib import Path
 
+from fetch.lock import locked
 from slabconv import paths, proc
 from slabconv.log import SlabconvError, info
 
@@ -76,8 +76,8 @@ def build(src_dir: Path, build_dir: Path, *, arch: str = "x86_64",
     staging = root / key
     ko = staging / f"{MODULE_NAME}.ko"
     done = staging / ".complete"
-    with open(root / f"{key}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)      # concurrent runs build once
+    with locked(root / f"{key}.lock", f"the {MODULE_NAME}.ko build", stage="boot"):
+        # concurrent runs build once
         if ko.is_file() and done.is_file():
             return ko
         # Build in place (so WARN/BUG file names point at the real copy).

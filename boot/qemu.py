@@ -24,6 +24,7 @@ from pathlib import Path
 
 from slabconv import paths
 from slabconv.log import SlabconvError, info
+from slabconv import atomic
 
 END_MARKER = b"# slabconv: end"
 PROBE_MARKER = b"slabconv-init: probe ok"
@@ -224,7 +225,7 @@ def kvm_usable(image: Path, initrd, *, arch: str = "x86_64",
                      f"({r.seconds:.1f}s) {why}; logs in {d}")
     _verdicts[key] = ok
     try:
-        store.write_text(json.dumps({"key": key, "ok": ok}))
+        atomic.write_text(store, json.dumps({"key": key, "ok": ok}))
     except OSError:
         pass
     return ok

@@ -44,6 +44,9 @@ class RegenResult:
     skipped: list[tuple[str, str, str]] = field(default_factory=list)   # (id, subject, reason)
     verdicts: list[tuple[str, str, str, list[str]]] = field(default_factory=list)
     converted_at: str | None = None     # where the kernel defines struct slab already
+    # the numbered patches this run wrote (name -> bytes): the output
+    # directory may be rewritten by another run at once (the cache's out/)
+    written: dict[str, bytes] = field(default_factory=dict)
 
 
 def series_date(series: manifest.Series | None = None) -> str:
@@ -514,14 +517,15 @@ def regenerate(tree: Path, source_id: str, *, version: str, output: Path | None,
     for result, commit in zip(results, ids):
         result.commit = commit
     patches: list[Path] = []
+    written: dict[str, bytes] = {}
     if output is not None:
         # the per-entry verdicts matter where the kernel has struct slab already
         patches = write_series(wt, series, output, source_id, skipped,
                                verdicts if converted_at else (),
                                subject_prefix=subject_prefix or f"PATCH {version}",
-                               base=base_of(tree, source_id))
+                               base=base_of(tree, source_id), written=written)
     return RegenResult(wt, results, time.monotonic() - t0, output, patches, skipped, verdicts,
-                       converted_at)
+                       converted_at, written)
 
 
 def dependents(series: manifest.Series, id: str) -> list[str]:
@@ -611,9 +615,17 @@ def entries_report(verdicts) -> str:
 
 def write_series(wt: WorkTree, series: manifest.Series, output: Path, source_id: str,
                  skipped=(), verdicts=(), *, subject_prefix: str = "PATCH",
-                 base: tuple[str, str] = ("", "")) -> list[Path]:
+                 base: tuple[str, str] = ("", ""), written: dict | None = None) -> list[Path]:
+    """git format-patch into a staging directory beside `output`, which
+    then replaces `output` whole; `written` (when given) gets the numbered
+    patches' bytes."""
     output.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{output.name}.", dir=output.parent))
+    for left in output.parent.glob(f".{output.name}.*.*"):   # a killed run's staging
+        m = re.match(rf"\.{re.escape(output.name)}\.(\d+)\.", left.name)
+        if m and left.is_dir() and not spatch._alive(int(m.group(1))):
+            info("regen", f"removing {left}: what a killed run was writing")
+            shutil.rmtree(left, ignore_errors=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{output.name}.{os.getpid()}.", dir=output.parent))
     try:
         staged = tmp / "series"
         if wt.commits():
@@ -623,15 +635,31 @@ def write_series(wt: WorkTree, series: manifest.Series, output: Path, source_id:
             staged.mkdir(parents=True)
         if verdicts:
             (staged / "ENTRIES").write_text(entries_report(verdicts))
+        if written is not None:
+            written.update((p.name, p.read_bytes()) for p in sorted(staged.glob("[0-9]*.patch"))
+                           if not p.name.startswith("0000-"))
         (staged / "SOURCE").write_text(
             f"source: {source_id}\nspatch: {spatch.spatch_version()}\n"
             f"identity: {wt.identity}\ndate: {wt.date}\n")
-        if output.exists():
-            shutil.rmtree(output)
-        staged.rename(output)
+        # two runs writing the same directory: one swap at a time, each whole
+        with output_lock(output):
+            if output.exists():
+                old = tmp / "old"
+                output.rename(old)
+            staged.rename(output)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return sorted(output.glob("*.patch"))
+
+
+def output_lock(output: Path):
+    """The lock of a series directory that regen writes (kept in the cache,
+    not beside the directory, which may be in the checkout)."""
+    import hashlib
+    from fetch.lock import locked
+    key = hashlib.sha256(str(Path(output).resolve()).encode()).hexdigest()[:16]
+    return locked(paths.cache_dir("locks") / f"series-{key}.lock", f"the series directory {output}",
+                  stage="regen")
 
 
 def read_source(output: Path) -> dict[str, str]:

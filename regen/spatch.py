@@ -11,13 +11,13 @@ import tempfile
 import threading
 from pathlib import Path
 
-from slabconv.log import SlabconvError
+from slabconv.log import SlabconvError, info
 
 
 class SpatchCrash(SlabconvError):
     """spatch itself failed (a parse error, an exception, a non-zero exit):
     a rule that did not run, never a rule that does not fit the code."""
-from slabconv.proc import require_tool
+from slabconv.proc import require_tool, tied
 
 from . import warmstart
 
@@ -125,7 +125,8 @@ def _wait(p: subprocess.Popen, rule: Path) -> int:
 def _run(cmd: list[str], cwd: Path, rule: Path) -> tuple[int, str, str]:
     """Run spatch; return its exit code, stdout and stderr."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        p = subprocess.Popen(cmd, cwd=cwd, stdout=out, stderr=err, stdin=subprocess.DEVNULL)
+        p = subprocess.Popen(tied(cmd), cwd=cwd, stdout=out, stderr=err,
+                             stdin=subprocess.DEVNULL)
         rc = _wait(p, rule)
         out.seek(0)
         err.seek(0)
@@ -180,14 +181,14 @@ def apply_rule(rule: Path, tree: Path, files: list[str], *, defines: dict[str, s
     if cache is not None:
         key = _cache_key(rule, tree, files, defines, options)
         hit = cache / key[:2] / key
-        if (hit / "done").is_file():
+        datas = _cached(hit, len(files))
+        if datas is not None:
             _LAST_HIT[str(tree)] = True
             warmstart.POOL.discard(tree)
-            for i, f in enumerate(files):
-                data = (hit / str(i)).read_bytes()
+            for f, data in zip(files, datas[1:]):
                 if (tree / f).read_bytes() != data:
                     (tree / f).write_bytes(data)
-            return (hit / "done").read_text()
+            return datas[0].decode(errors="replace").replace("\r\n", "\n").replace("\r", "\n")
     _LAST_HIT[str(tree)] = False
     result = None
     warm = warmstart.POOL.take(cmd, tree)
@@ -210,16 +211,68 @@ def apply_rule(rule: Path, tree: Path, files: list[str], *, defines: dict[str, s
         where = f" at {', '.join(places)}" if places else ""
         raise SpatchCrash(f"{what}: spatch failed on {rule.name}{where}:\n{out.strip()}")
     if hit is not None:
-        tmp = hit.with_name(f"{hit.name}.tmp{os.getpid()}-{threading.get_ident()}")
-        tmp.mkdir(parents=True, exist_ok=True)
-        for i, f in enumerate(files):
-            (tmp / str(i)).write_bytes((tree / f).read_bytes())
-        (tmp / "done").write_text(out)
-        try:
-            tmp.rename(hit)
-        except OSError:              # another run stored the same result first
-            shutil.rmtree(tmp, ignore_errors=True)
+        _store(hit, out, [(tree / f).read_bytes() for f in files])
     return out
+
+
+def _cached(hit: Path, n: int) -> list[bytes] | None:
+    """A cached result: spatch's output, then the `n` files' contents; None
+    when there is none.  An entry is a directory renamed into place whole
+    (_store), so a run killed while storing one leaves only a temporary
+    directory (`<key>.tmp<pid>-<thread>`), removed here once its writer is
+    gone; an entry that is not whole (a file missing or not as its sizes
+    say: an older slabconv, a disk that filled up) is removed and the run
+    made again, each said on stderr."""
+    for tmp in hit.parent.glob(f"{hit.name}.tmp*"):
+        m = re.match(r".*\.tmp(\d+)-", tmp.name)
+        if m and not _alive(int(m.group(1))):
+            info("spatch", f"removing {tmp}: a result a killed run did not finish storing")
+            shutil.rmtree(tmp, ignore_errors=True)
+    if not hit.is_dir():
+        return None
+    try:
+        done = (hit / "done").read_bytes()
+        datas = [(hit / str(i)).read_bytes() for i in range(n)]
+        sizes = (hit / "sizes").read_text().split() if (hit / "sizes").exists() else None
+        if sizes is not None and sizes != [str(len(done))] + [str(len(d)) for d in datas]:
+            raise ValueError("sizes differ")
+        return [done, *datas]
+    except (OSError, ValueError):
+        info("spatch", f"removing {hit}: a cached result that is not whole; running spatch again")
+        bad = hit.with_name(f"{hit.name}.bad{os.getpid()}-{threading.get_ident()}")
+        try:
+            hit.rename(bad)
+        except OSError:
+            return None
+        shutil.rmtree(bad, ignore_errors=True)
+        return None
+
+
+def _store(hit: Path, out: str, datas: list[bytes]) -> None:
+    """Store a result atomically: written into a temporary directory, then
+    renamed into place (rename fails if another run stored it first)."""
+    tmp = hit.with_name(f"{hit.name}.tmp{os.getpid()}-{threading.get_ident()}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True, exist_ok=True)
+    try:
+        for i, data in enumerate(datas):
+            (tmp / str(i)).write_bytes(data)
+        (tmp / "done").write_text(out)
+        (tmp / "sizes").write_text(" ".join(str(len(x)) for x in
+                                            [(tmp / "done").read_bytes(), *datas]) + "\n")
+        tmp.rename(hit)
+    except OSError:                  # another run stored the same result first
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def report_rule(rule: Path, tree: Path, files: list[str], *, defines: dict[str, str] | None = None,

@@ -39,6 +39,8 @@ import threading
 import time
 from pathlib import Path
 
+from slabconv.proc import tied
+
 ENABLED = os.environ.get("SLABCONV_WARM_START", "1") != "0"
 OPEN_TIMEOUT = 60.0     # seconds for the process to open a pipe once its turn comes
 WRITE_TIMEOUT = 60.0    # seconds for it to read a file
@@ -83,7 +85,8 @@ class Warm:
                         os.symlink(tree / rel.parent / name, link)
             self.out = tempfile.TemporaryFile()
             self.err = tempfile.TemporaryFile()
-            self.proc = subprocess.Popen(self.cmd, cwd=self.dir, stdout=self.out,
+            # tied: a driver killed with SIGKILL does not leave it waiting on its pipe
+            self.proc = subprocess.Popen(tied(self.cmd), cwd=self.dir, stdout=self.out,
                                          stderr=self.err, stdin=subprocess.DEVNULL)
         except BaseException:
             for f in ("out", "err"):

@@ -10,10 +10,15 @@ import hashlib
 import os
 import shutil
 import subprocess
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from fetch import lock
+from fetch.lock import locked
+from slabconv import atomic
 from slabconv.log import SlabconvError, info
+from slabconv.proc import tied
 
 BASE_TAG = "slabconv-baseline"
 BRANCH = "slabconv"
@@ -56,12 +61,30 @@ def user_identity() -> Identity:
     return DEFAULT_IDENTITY
 
 
+# At most this many regen work trees per source (`git worktree`s of the
+# baseline repository), so at most this many runs use them at once; one
+# more waits for a slot.
+MAX_SLOTS = max(1, int(os.environ.get("SLABCONV_WORKTREES", "4") or 4))
+
+# The slots this process holds: workdir -> (slot, lock fd).  A slot is held
+# until the process ends (verify builds from its tree for hours) or
+# WorkTree.release().
+_HELD: dict[str, tuple[int, int]] = {}
+
+
 class WorkTree:
-    def __init__(self, path: Path, identity: Identity, date: str):
+    def __init__(self, path: Path, identity: Identity, date: str, slot: int | None = None,
+                 workdir: Path | None = None):
         self._unsynced: set[str] = set()
         self.path = path
+        self.workdir = workdir or path.parent       # holds the baseline repository "linux"
         self.identity = identity
         self.date = date
+        self.slot = slot
+        # slot None: the baseline repository's own work tree (made once, then
+        # only read); slot k: branches of the slot's own
+        self.branch = BRANCH if slot is None else f"{BRANCH}-{slot}"
+        self.applied_branch = f"{BRANCH}-applied" + ("" if slot is None else f"-{slot}")
 
     def env(self) -> dict:
         """git's environment: the identity and date of every commit, and no
@@ -76,8 +99,8 @@ class WorkTree:
         return env
 
     def git(self, *args: str, check: bool = True, input: str | None = None) -> str:
-        cp = subprocess.run(["git", "-C", str(self.path), *args], capture_output=True, text=True,
-                            env=self.env(), input=input, errors="replace")
+        cp = subprocess.run(tied(["git", "-C", str(self.path), *args]), capture_output=True,
+                            text=True, env=self.env(), input=input, errors="replace")
         if check and cp.returncode != 0:
             raise SlabconvError(f"git {' '.join(args[:3])} failed in {self.path}:\n"
                                 f"{cp.stdout}{cp.stderr}".rstrip())
@@ -87,22 +110,61 @@ class WorkTree:
     @classmethod
     def prepare(cls, source: Path, source_id: str, workdir: Path, identity: Identity,
                 date: str) -> "WorkTree":
-        """A work tree whose HEAD is the baseline copy of `source`, on branch BRANCH.
+        """A work tree of this run's own whose HEAD is the baseline copy of
+        `source`, on the slot's branch (BRANCH-k).
 
         `source` is only read.  `source_id` identifies its content (package
         version, or a hash for user trees); a cached copy is reused only
-        when it matches.
+        when it matches.  The baseline repository is shared by the runs
+        of one source (`workdir/linux`, made once under a lock, then only
+        read: its objects and its tag); each run takes a slot of its own,
+        held until the process ends: slot k is a `git worktree` of that
+        repository in `workdir/slots/k/` (made the first time k+1 runs are
+        at work at once), with its own index, HEAD and branches, so runs
+        never check out or commit in each other's tree (nor in the
+        repository's own work tree, where slabconv before the slots
+        worked: a checkout of an older slabconv may share the cache).
+        Git lock files a killed run left in its slot are removed.
         """
-        wt = cls(workdir / "linux", identity, date)
-        marker = wt.path / ".git" / MARKER
-        if marker.is_file() and marker.read_text().strip() == f"{source_id} layout={LAYOUT}" and wt._has_baseline():
-            info("regen", f"reusing baseline work tree {wt.path}")
-            wt.git("checkout", "-q", "-f", "-B", BRANCH, BASE_TAG)
-            wt.git("clean", "-q", "-f", "-d", "-x")
-            return wt
+        workdir = Path(workdir)
+        slot = claim_slot(workdir)
+        path = cls._slot_ready(workdir, slot, source_id, identity, date)
+        if path is None:         # made under the lock (another run may be making its slot)
+            with locked(workdir / ".repo.lock", f"the baseline repository {workdir / 'linux'}",
+                        stage="regen"):
+                cls._ensure_baseline(source, source_id, workdir, identity, date)
+                path = cls._ensure_slot(workdir, slot, identity, date)
+        wt = cls(path, identity, date, slot=slot, workdir=workdir)
+        wt.recover()
+        info("regen", f"reusing baseline work tree {wt.path}")
+        wt.git("checkout", "-q", "-f", "-B", wt.branch, BASE_TAG)
+        wt.git("clean", "-q", "-f", "-d", "-x")
+        return wt
+
+    @classmethod
+    def ensure_baseline(cls, source: Path, source_id: str, workdir: Path, identity: Identity,
+                        date: str) -> Path:
+        """The shared baseline repository's git directory, made if needed
+        (no slot is taken: for readers of the baseline commit)."""
+        workdir = Path(workdir)
+        with locked(workdir / ".repo.lock", f"the baseline repository {workdir / 'linux'}",
+                    stage="regen"):
+            cls._ensure_baseline(source, source_id, workdir, identity, date)
+        return workdir / "linux" / ".git"
+
+    @classmethod
+    def _ensure_baseline(cls, source: Path, source_id: str, workdir: Path, identity: Identity,
+                         date: str) -> None:
+        """Under the repository lock: the baseline repository `workdir/linux`
+        of `source`, copied and committed once."""
+        main = cls(workdir / "linux", identity, date)
+        marker = main.path / ".git" / MARKER
+        if marker.is_file() and marker.read_text().strip() == f"{source_id} layout={LAYOUT}" \
+                and main._has_baseline():
+            return
         info("regen", f"copying {source} into a new work tree (once per source)")
         tmp = workdir / "linux.new"
-        for d in (tmp, wt.path):
+        for d in (tmp, main.path, workdir / "slots"):
             if d.exists():
                 _rmtree(d)
         workdir.mkdir(parents=True, exist_ok=True)
@@ -120,8 +182,81 @@ class WorkTree:
         tmp_wt.git("commit", "-q", "--no-verify", "-m", f"Baseline: {source_id}")
         tmp_wt.git("tag", BASE_TAG)
         (tmp / ".git" / MARKER).write_text(f"{source_id} layout={LAYOUT}\n")
-        tmp.rename(wt.path)
-        return wt
+        tmp.rename(main.path)
+
+    @classmethod
+    def _slot_ready(cls, workdir: Path, slot: int, source_id: str, identity: Identity,
+                    date: str) -> Path | None:
+        """Slot `slot`'s work tree if the baseline repository and the slot are
+        made already (read only, no lock needed: neither changes once made)."""
+        main = cls(workdir / "linux", identity, date)
+        marker = main.path / ".git" / MARKER
+        d = workdir / "slots" / str(slot)
+        try:
+            if not (marker.read_text().strip() == f"{source_id} layout={LAYOUT}"
+                    and (d / "linux" / ".git").is_file()):
+                return None
+            ready = (d / "ready").read_text().strip()
+        except OSError:
+            return None
+        base = main.git("rev-parse", "-q", "--verify", f"{BASE_TAG}^{{commit}}",
+                        check=False).strip()
+        return d / "linux" if base and ready == base else None
+
+    @classmethod
+    def _ensure_slot(cls, workdir: Path, slot: int, identity: Identity, date: str) -> Path:
+        """Under the repository lock: slot `slot`'s work tree, a `git
+        worktree` of the baseline repository at the baseline (made once;
+        one a killed run left half made is made again)."""
+        main = cls(workdir / "linux", identity, date)
+        base = main.git("rev-parse", f"{BASE_TAG}^{{commit}}").strip()
+        d = workdir / "slots" / str(slot)
+        path, ready = d / "linux", d / "ready"
+        if ready.is_file() and ready.read_text().strip() == base and (path / ".git").is_file():
+            return path
+        if d.exists():
+            info("regen", f"work tree slot {slot}: removing the one a killed run left half made")
+            _rmtree(d)
+        main.git("worktree", "prune")
+        d.mkdir(parents=True)
+        info("regen", f"making work tree slot {slot} ({path}: a git worktree of the baseline; "
+                      f"once, for runs at work at the same time)")
+        branch = f"{BRANCH}-{slot}"
+        main.git("worktree", "add", "-q", "-f", "-B", branch, str(path), BASE_TAG)
+        atomic.write_text(ready, base + "\n")
+        return path
+
+    def release(self) -> None:
+        """Give this process's slot back before the process ends."""
+        held = _HELD.pop(str(self.workdir), None)
+        if held is not None:
+            lock.release(held[1])
+
+    def git_dir(self) -> Path:
+        """This work tree's own git directory (index, HEAD, am's state)."""
+        dot = self.path / ".git"
+        if dot.is_file():        # a git worktree: "gitdir: <path>"
+            return Path(dot.read_text().split(":", 1)[1].strip())
+        return dot
+
+    def recover(self) -> None:
+        """Remove what a run killed in this slot left behind: git's lock
+        files (index.lock, HEAD.lock, the branches' locks) and an
+        unfinished `git am`.  Only called with the slot's lock held, so no
+        live slabconv run is using them; each removal is said."""
+        own = self.git_dir()
+        common = self.workdir / "linux" / ".git"      # the branches are the repository's
+        for f in [own / "index.lock", own / "HEAD.lock", own / "ORIG_HEAD.lock",
+                  *[common / "refs" / "heads" / f"{b}.lock"
+                    for b in (self.branch, self.applied_branch)]]:
+            _remove_stale(f)
+        for d in ("warm", "ahead"):      # the warm starts' pipes, the entries applied ahead
+            if (self.path.parent / d).exists():
+                shutil.rmtree(self.path.parent / d, ignore_errors=True)
+        am = own / "rebase-apply"
+        if am.exists():
+            info("regen", f"removing {am}: an unfinished git am of a run that was killed")
+            _rmtree(am)
 
     def _has_baseline(self) -> bool:
         return self.git("rev-parse", "-q", "--verify", f"refs/tags/{BASE_TAG}", check=False).strip() != ""
@@ -166,11 +301,13 @@ class WorkTree:
         baseline commit is this copy's own, so the user tree's commit, when
         there is one, goes into the cover letter as format-patch --base
         would put it."""
-        self.git("config", f"branch.{BRANCH}.description", f"{cover_subject}\n\n{cover_blurb}\n")
         out.mkdir(parents=True)
-        self.git("format-patch", "-q", "--cover-letter", "--cover-from-description=subject",
+        # the description on the command line: the repository's config is
+        # shared by every run's work tree
+        self.git("-c", f"branch.{self.branch}.description={cover_subject}\n\n{cover_blurb}\n",
+                 "format-patch", "-q", "--cover-letter", "--cover-from-description=subject",
                  f"--subject-prefix={subject_prefix}", "--zero-commit", "--signature=slabconv",
-                 "--no-numbered-files", "-o", str(out), f"{BASE_TAG}..{BRANCH}")
+                 "--no-numbered-files", "-o", str(out), f"{BASE_TAG}..{self.branch}")
         files = sorted(out.glob("*.patch"))
         if base_commit and files:
             cover = files[0]
@@ -205,8 +342,8 @@ class SnapshotImporter:
         self._marks = Path(tempfile.mkstemp(prefix="slabconv-marks-")[1])
         self._err = tempfile.TemporaryFile()
         self.proc = subprocess.Popen(
-            ["git", "-C", str(wt.path), "fast-import", "--quiet", "--date-format=raw",
-             f"--export-marks={self._marks}"],
+            tied(["git", "-C", str(wt.path), "fast-import", "--quiet", "--date-format=raw",
+                  f"--export-marks={self._marks}"]),
             stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=self._err, env=wt.env())
 
     def _mode(self, path: str) -> str:
@@ -284,3 +421,43 @@ def _rmtree(path: Path) -> None:
         func(p)
     subprocess.run(["chmod", "-R", "u+w", str(path)], check=False)
     shutil.rmtree(path, onerror=onerror)
+
+
+def claim_slot(workdir: Path, poll: float = 1.0) -> int:
+    """A work tree slot of `workdir` for this process (the one it holds
+    already, if any): the first free one of MAX_SLOTS; when all are taken,
+    the first that comes free (said once, with the holders' pids)."""
+    key = str(Path(workdir))
+    if key in _HELD:
+        return _HELD[key][0]
+    said = False
+    while True:
+        for slot in range(MAX_SLOTS):
+            fd = lock.acquire(_slot_lock(workdir, slot), block=False)
+            if fd is not None:
+                _HELD[key] = (slot, fd)
+                return slot
+        if not said:
+            pids = [lock.holder(_slot_lock(workdir, k)) for k in range(MAX_SLOTS)]
+            info("regen", f"waiting for another slabconv run (pids "
+                          f"{', '.join(str(p) for p in pids if p)}) on the regen work trees "
+                          f"{Path(workdir) / 'slots'} (all {MAX_SLOTS} in use; "
+                          f"$SLABCONV_WORKTREES allows more)")
+            said = True
+        time.sleep(poll)
+
+
+def _slot_lock(workdir: Path, slot: int) -> Path:
+    return Path(workdir) / f".slot-{slot}.lock"
+
+
+def _remove_stale(f: Path) -> None:
+    """Remove git's lock file `f`, which a killed run left (the caller holds
+    the lock that every slabconv run takes before writing there)."""
+    if os.path.lexists(f):
+        info("regen", f"removing {f}: a stale git lock left by a slabconv run that was killed "
+                      f"(no live run holds this work tree)")
+        try:
+            f.unlink()
+        except FileNotFoundError:
+            pass

@@ -52,6 +52,7 @@ from slabconv.log import SlabconvError, info
 from . import patches as P
 from . import rangediff as RD
 from . import reproduce
+from slabconv import atomic
 
 RECORD_DIR = "attribution-{version}"
 DRIVER = ("regen/tidy.py", "regen/kerneldoc.py", "regen/declsplit.py", "regen/comments.py")
@@ -532,9 +533,7 @@ def record(at: Attribution, root: Path | None = None) -> Path:
     d = record_dir(at.version, root)
     d.mkdir(parents=True, exist_ok=True)
     out = d / f"{at.series}.json"
-    tmp = out.with_suffix(".tmp")
-    tmp.write_text(json.dumps(at.to_dict(), indent=1) + "\n")
-    tmp.replace(out)
+    atomic.write_text(out, json.dumps(at.to_dict(), indent=1) + "\n")
     return out
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from slabconv import paths
 from slabconv.log import info
+from slabconv import atomic
 
 
 def _regen_once(src, spatch_cache: bool = True):
@@ -176,6 +177,6 @@ def cmd_bench(args) -> int:
     figures["runtime_bisect"] = runtime_figures(src.version)
     print(runtime_lines(figures["runtime_bisect"]))
     out = paths.cache_dir("runs") / f"bench-{src.version}.json"
-    out.write_text(json.dumps(figures, indent=2))
+    atomic.write_text(out, json.dumps(figures, indent=2))
     print(f"  figures: {out}")
     return 0

@@ -27,6 +27,7 @@ from slabconv import paths
 from slabconv.log import SlabconvError, info
 
 from . import results as R
+from slabconv import atomic
 
 WIDTH = 72
 SHORTLOG_RE = re.compile(r"^\S.* \(\d+\):$")      # git shortlog's "Author (58):"
@@ -338,14 +339,20 @@ def write(series_dir: Path, out: Path, version: str, untested: bool = False, *,
         texts = [_headers(t, [f"Message-Id: {ids[i]}", f"In-Reply-To: {ids[0]}",
                               f"References: {ids[0]}"])
                  for i, t in enumerate(texts, 1)]
+    import hashlib
+    from fetch.lock import locked
     out.mkdir(parents=True, exist_ok=True)
-    for old in out.glob("*.patch"):
-        old.unlink()
-    (out / cover.name).write_text(cover_text)
-    written = [out / cover.name]
-    for f, t in zip(files, texts):
-        (out / f.name).write_text(t)
-        written.append(out / f.name)
+    key = hashlib.sha256(str(Path(out).resolve()).encode()).hexdigest()[:16]
+    # two runs writing the same copy: one after the other, each file whole
+    with locked(paths.cache_dir("locks") / f"mail-{key}.lock", f"the mail copy {out}",
+                stage="mail"):
+        for old in out.glob("*.patch"):
+            old.unlink()
+        atomic.write_text(out / cover.name, cover_text)
+        written = [out / cover.name]
+        for f, t in zip(files, texts):
+            atomic.write_text(out / f.name, t)
+            written.append(out / f.name)
     return written
 
 

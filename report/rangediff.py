@@ -42,6 +42,7 @@ from slabconv.log import SlabconvError, info
 
 from . import patches as P
 from . import results as R
+from slabconv import atomic
 
 RECORD_DIR = "rangediff-{version}"
 # one line of `git range-diff --no-color`: "1:  abc1234 = 1:  def5678 subject",
@@ -186,7 +187,8 @@ def baseline_of(side: Side, tree: str | None = None) -> tuple[Path, str]:
     marker = git_dir / MARKER
     if not (marker.is_file() and marker.read_text().strip() ==
             f"{src.source_id} layout={LAYOUT}"):
-        WorkTree.prepare(src.tree, src.source_id, workdir, user_identity(), series_date())
+        WorkTree.ensure_baseline(src.tree, src.source_id, workdir, user_identity(),
+                                 series_date())
     commit = _git("--git-dir", str(git_dir), "rev-parse", "--verify", "-q",
                   f"refs/tags/{BASE_TAG}^{{commit}}", check=False).strip()
     if not commit:
@@ -273,10 +275,8 @@ def record(rd: RangeDiff, root: Path | None = None) -> Path | None:
         d = record_dir(rd.new.version, root)
         d.mkdir(parents=True, exist_ok=True)
         out = d / f"{rd.new.series_id}.json"
-        tmp = out.with_suffix(".tmp")
-        tmp.write_text(json.dumps({**rd.to_dict(), "recorded": time.strftime(
+        atomic.write_text(out, json.dumps({**rd.to_dict(), "recorded": time.strftime(
             "%Y-%m-%dT%H:%M:%SZ", time.gmtime())}, indent=1) + "\n")
-        tmp.replace(out)
         return out
     except (OSError, TypeError, ValueError):
         return None

@@ -31,6 +31,7 @@ from slabconv import paths
 
 from . import patches as P
 from . import results as R
+from slabconv import atomic
 
 RECORD_DIR = "regen-{version}"
 INPUTS = ("cocci", "regen", "slabconv")     # what a regen is made of, in this repository
@@ -91,9 +92,7 @@ def record_regen(version: str, output: Path, source_id: str, spatch: str, second
         out = (root or paths.cache_root()) / "runs" / RECORD_DIR.format(version=version)
         out.mkdir(parents=True, exist_ok=True)
         f = out / f"{d}.json"
-        tmp = f.with_suffix(".tmp")
-        tmp.write_text(json.dumps(rec, indent=1) + "\n")
-        tmp.replace(f)
+        atomic.write_text(f, json.dumps(rec, indent=1) + "\n")
         return f
     except (OSError, TypeError, ValueError):
         return None

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from slabconv import paths
+from slabconv import atomic
 
 RECORD_DIR = "results-{version}"
 
@@ -60,11 +61,8 @@ def record(version: str, name: str, stamp: dict, data: dict) -> Path | None:
         d = _series_dir(version, stamp.get("series", ""))
         d.mkdir(parents=True, exist_ok=True)
         out = d / f"{name}.json"
-        tmp = out.with_suffix(".tmp")
-        tmp.write_text(json.dumps({**stamp, "recorded": time.strftime("%Y-%m-%dT%H:%M:%SZ",
-                                                                      time.gmtime()),
-                                   "data": data}, indent=1) + "\n")
-        tmp.replace(out)
+        atomic.write_text(out, json.dumps({**stamp, "recorded": time.strftime(
+            "%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "data": data}, indent=1) + "\n")
         return out
     except (OSError, TypeError, ValueError):
         return None

@@ -50,6 +50,7 @@ from . import patches as P
 from . import rangediff as RD
 from . import reproduce
 from . import results as R
+from slabconv import atomic
 
 MEMBERS = "regen/members.py"
 SECTIONS = [("summary", "Summary"), ("rules", "Rules and templates"),
@@ -1580,11 +1581,21 @@ def _wrap(text: str, indent: str = "") -> str:
 # command line
 
 def write(rv: Review, out: Path) -> tuple[Path, Path]:
+    from fetch.lock import locked
     out.mkdir(parents=True, exist_ok=True)
     h, t = out / "review.html", out / "review.txt"
-    h.write_text(render_html(rv))
-    t.write_text(render_text(rv))
+    html, text = render_html(rv), render_text(rv)
+    # two runs writing the same report: each file whole, the pair from one run
+    with locked(paths.cache_dir("locks") / f"review-{_path_key(out)}.lock",
+                f"the review report {out}", stage="review"):
+        atomic.write_text(h, html)
+        atomic.write_text(t, text)
     return h, t
+
+
+def _path_key(p: Path) -> str:
+    import hashlib
+    return hashlib.sha256(str(Path(p).resolve()).encode()).hexdigest()[:16]
 
 
 def cmd_review(args) -> int:

@@ -14,6 +14,7 @@ from pathlib import Path
 from . import paths
 from .log import SlabconvError, Stages, info
 from .source import Source
+from . import atomic
 
 DEFAULT_CONFIG = "slub"
 # One kernel per allocator: each is built (baseline and patched: new
@@ -102,23 +103,46 @@ def applicable_configs(src: Source, configs, what: str = "verify") -> list:
     return ok
 
 
-def apply_series(src: Source, patches_dir: Path) -> Applied:
-    """A fresh baseline work tree with the series applied by `git am`."""
-    from regen.series import series_date
+def apply_series(src: Source, patches_dir: Path, written: dict | None = None) -> Applied:
+    """A fresh baseline work tree with the series applied by `git am`: the
+    numbered patches of `patches_dir`, or `written` (name -> bytes: what
+    this run's regen wrote there, which another run may have replaced
+    since)."""
+    from regen.series import output_lock, series_date
     from regen.worktree import BASE_TAG, WorkTree, user_identity
-    patches = sorted(p for p in patches_dir.glob("[0-9][0-9][0-9][0-9]-*.patch")
-                     if not p.name.startswith("0000-"))
-    if not patches:
+    if not written and not any(p for p in patches_dir.glob("[0-9][0-9][0-9][0-9]-*.patch")
+                               if not p.name.startswith("0000-")):
         raise SlabconvError(f"no series in {patches_dir}: run `make regen` first", exit_code=2)
     wt = WorkTree.prepare(src.tree, src.source_id, paths.cache_dir("work", src.version, src.source_id),
                           user_identity(), series_date())
-    wt.git("checkout", "-q", "-f", "-B", "slabconv-applied", BASE_TAG)
+    # this run's own work tree (regen/worktree.py: a slot no other run uses)
+    wt.git("checkout", "-q", "-f", "-B", wt.applied_branch, BASE_TAG)
+    # the series as it is now, copied beside this run's work tree: a regen
+    # writing the directory at the same time swaps it whole (under the same
+    # lock), and every later check reads the copy, the patches applied
+    import shutil
+    snap = wt.path.parent / "series"
+    if snap.exists():
+        shutil.rmtree(snap)
+    snap.mkdir(parents=True)
+    if written:
+        for name, data in written.items():
+            (snap / name).write_bytes(data)
+    else:
+        with output_lock(patches_dir):
+            for p in sorted(patches_dir.glob("[0-9][0-9][0-9][0-9]-*.patch")):
+                if not p.name.startswith("0000-"):
+                    shutil.copyfile(p, snap / p.name)
+    patches = sorted(snap.glob("*.patch"))
+    if not patches:
+        raise SlabconvError(f"no series in {patches_dir}: run `make regen` first", exit_code=2)
     info("apply", f"git am {len(patches)} patches from {patches_dir}")
     try:
         wt.git("am", "-q", "--keep-cr", *map(str, patches))
     except SlabconvError as e:
         wt.git("am", "--abort", check=False)
-        raise SlabconvError(f"the series in {patches_dir} does not apply to {src.source_id}:\n{e}")
+        raise SlabconvError(f"the series in {patches_dir} does not apply to "
+                            f"{src.source_id}:\n{e}")
     base = wt.git("rev-parse", BASE_TAG).strip()
     touched = wt.git("diff", "--name-only", "--no-renames", f"{BASE_TAG}..HEAD").split()
     return Applied(src, wt.path, base, patches, touched)
@@ -377,7 +401,8 @@ def field_users_check(ap: Applied, results, extra_builds=None) -> dict | None:
                   for f, us in json.loads(cache.read_text()).items()}
     else:
         before = field_users.find(ap.src.tree)
-        cache.write_text(json.dumps({f: [u.__dict__ for u in us] for f, us in before.items()}))
+        atomic.write_text(cache, json.dumps({f: [u.__dict__ for u in us]
+                                             for f, us in before.items()}))
     cands = sorted(set(field_users.candidates(ap.tree)) | set(before))
     after = field_users.find(ap.tree, [f for f in cands if (ap.tree / f).is_file()])
     builds = _patched_builds(results)
@@ -781,7 +806,7 @@ def cmd_all(args) -> int:
                        f"{' ...' if len(files) > 6 else ''}; make range-diff NEW={regen.output} "
                        "shows how; make regen writes them)" if files else ""))
     stages.start(MAIN_STEPS[1])
-    ap = apply_series(src, regen.output)
+    ap = apply_series(src, regen.output, written=regen.written)   # this run's own series
     bisect_configs = _bisect_configs(args)
     if bisect_configs:
         bisect_configs = applicable_configs(src, bisect_configs, "bisect")
@@ -809,7 +834,7 @@ def cmd_all(args) -> int:
         "stages": stages.done(),
     }
     out = paths.cache_dir("runs") / f"all-{src.version}.json"
-    out.write_text(json.dumps(report, indent=2))
+    atomic.write_text(out, json.dumps(report, indent=2))
     info("all", f"{'PASS' if ok else 'FAIL'}: {len(ap.patches)} patches regenerated, "
                 f"verified and booted in {report['seconds']}s (report: {out})")
     return 0 if ok else 1

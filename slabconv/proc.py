@@ -32,3 +32,15 @@ def run(cmd: Sequence[str], *, what: str, cwd=None, env=None,
         raise SlabconvError(f"{what} failed (exit {cp.returncode}): "
                             f"{' '.join(map(str, cmd))}\n{tail}")
     return cp
+
+
+_SETPRIV = shutil.which("setpriv")
+
+
+def tied(cmd: Sequence[str]) -> list[str]:
+    """`cmd` made to die with the thread that starts it (SIGKILL through
+    PR_SET_PDEATHSIG, util-linux's setpriv): a spatch, git fast-import or
+    git checkout left running by a driver killed with SIGKILL would go on
+    writing into a work tree that the next run has taken over."""
+    cmd = [str(c) for c in cmd]
+    return ["setpriv", "--pdeathsig", "KILL", "--", *cmd] if _SETPRIV else cmd

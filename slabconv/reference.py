@@ -33,6 +33,7 @@ from pathlib import Path
 from . import paths
 from .log import SlabconvError, info
 from .source import Source
+from . import atomic
 
 # Every configuration a reference run tries (the boot matrix's, and SLUB_TINY
 # where the kernel has it); those the tree lacks are "not applicable" (said,
@@ -249,7 +250,7 @@ def cmd_reference(args) -> int:
     boots = boot_guests(p.guests, src)
     s = summary(src, p, boots, time.monotonic() - t0)
     out = paths.cache_dir("runs") / f"reference-{src.version}.json"
-    out.write_text(json.dumps(s, indent=1) + "\n")
+    atomic.write_text(out, json.dumps(s, indent=1) + "\n")
     print(format_summary(s))
     info("reference", f"{'PASS' if s['ok'] else 'FAIL'} (report: {out})")
     return 0 if s["ok"] else 1

@@ -635,7 +635,7 @@ def test_an_entry_applied_ahead_fails_in_series_order(tree, tmp_path, cache, mon
     with pytest.raises(SlabconvError) as e:
         regen(tree, m, tmp_path)
     assert "entry 'header'" in str(e.value) and "expected effect missing" in str(e.value)
-    wt = series.WorkTree(tmp_path / "work" / "linux", ID, "")
+    wt = series.WorkTree(tmp_path / "work" / "slots" / "0" / "linux", ID, "")  # the run's slot
     assert len(wt.commits()) == 2, "the two entries before it are committed"
 
 

@@ -26,7 +26,6 @@ commit), else verify.tree.identity() (git HEAD, or a stat manifest).
 Modules: kconfig (configure), kbuild (build), warnings (parsing, keys,
 new_warnings), sparse (sparse gate), tree (snapshots and diffs).
 """
-import fcntl
 import hashlib
 import json
 import re
@@ -43,6 +42,7 @@ from slabconv.log import SlabconvError
 from . import kbuild, kconfig, sparse, tree
 from . import sparse as _sparse
 from . import warnings as W
+from slabconv import atomic
 
 __all__ = ["check_build", "VerifyResult", "kbuild", "kconfig", "sparse", "tree", "W"]
 
@@ -149,17 +149,10 @@ def build_key(config: str, ident: str, targets=kbuild.DEFAULT_TARGETS, version: 
 def config_lock(out_root: Path, config: str):
     """Exclusive use of out_root's builds for one configuration (baseline,
     patched and bisect dirs), across processes."""
-    lockf = open(Path(out_root) / f".lock-{config}", "w")
-    try:
-        try:
-            fcntl.flock(lockf, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            slog.info("verify", f"waiting for another verify run on {out_root} ({config})")
-            fcntl.flock(lockf, fcntl.LOCK_EX)
+    from fetch.lock import locked
+    with locked(Path(out_root) / f".lock-{config}", f"the {config} builds in {out_root}",
+                stage="verify"):
         yield
-    finally:
-        fcntl.flock(lockf, fcntl.LOCK_UN)
-        lockf.close()
 
 
 def _baseline(src: Path, base_dir: Path, key: str, config: str, arch: str,
@@ -202,7 +195,7 @@ def _baseline_sparse(base_dir: Path, snap: Path, files: list, arch: str) -> _spa
             pass
     run = sparse.run_sparse(snap, snap / O_NAME, files, arch=arch, label="baseline")
     if run.ok:
-        cache.write_text(json.dumps(run.to_dict(), indent=1) + "\n")
+        atomic.write_text(cache, json.dumps(run.to_dict(), indent=1) + "\n")
     return run
 
 

@@ -66,6 +66,7 @@ from slabconv.log import SlabconvError
 
 from . import kbuild, kconfig, objdiff, runtime, tree
 from . import warnings as W
+from slabconv import atomic
 
 DEFAULT_CONFIGS = ("slub", "slub-nodebug")
 BASE_REF = "slabconv-baseline"
@@ -585,9 +586,7 @@ def _save_state(path: Path, st: dict, keep: set) -> None:
         del res[s]
     d = dict(st)
     d["delta"] = {p: list(v) for p, v in st["delta"].items()}
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(d, indent=0) + "\n")
-    os.replace(tmp, path)
+    atomic.write_text(path, json.dumps(d, indent=0) + "\n")
 
 
 def _fresh_tree(bdir: Path, base_snap: Path) -> None:

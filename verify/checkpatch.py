@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Optional
 
 from slabconv.log import SlabconvError, guarded, info
+from slabconv import atomic
 
 SCRIPT = "scripts/checkpatch.pl"
 LEVELS = ("ERROR", "WARNING", "CHECK")
@@ -449,7 +450,7 @@ def run_and_report(tree, patches_or_dir, args, default_json: Optional[Path] = No
         out = Path(out)
         out.parent.mkdir(parents=True, exist_ok=True)
         r.report = out
-        out.write_text(json.dumps(r.to_dict(), indent=1) + "\n")
+        atomic.write_text(out, json.dumps(r.to_dict(), indent=1) + "\n")
     print(r.summary(per_finding=not args.brief))
     return 0 if r.ok else 1
 

@@ -24,6 +24,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
+from slabconv import atomic
 
 CHECKS = ("checkpatch", "messages", "nullcheck", "builds", "per-patch", "object-code", "runtime",
           "compiled-lines", "field-users", "residue", "layout")
@@ -306,7 +307,7 @@ class Gates:
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         self.report = path
-        path.write_text(json.dumps(self.to_dict(), indent=1, default=str) + "\n")
+        atomic.write_text(path, json.dumps(self.to_dict(), indent=1, default=str) + "\n")
         return path
 
 
