@@ -79,7 +79,8 @@ class Site:
     callee: str
 
     def describe(self) -> str:
-        return f"{self.function} ({self.file}) uses {self.callee}()"
+        where = f"{self.file}:{self.line}" if self.line is not None else self.file
+        return f"{self.function} ({where}) uses {self.callee}()"
 
 
 @dataclass
@@ -361,6 +362,11 @@ def adapt(series: manifest.Series, entry: manifest.Entry, wt, index: Index,
                 files.append(f)
         if files:
             todo.append((c, files))
+    renamed = {c.name: fs for c, fs in todo if c.kind == "rename"}
+    todo = [(c, fs if c.kind == "rename" else sorted(set(fs) | set(renamed.get(c.name, []))))
+            for c, fs in todo] + \
+        [(c, renamed[c.name]) for c in chs                 # the calls the rename makes
+         if c.kind != "rename" and c.name in renamed and not any(c == t for t, _ in todo)]
     if not todo:
         return result
     start = {f: (tree / f).read_text(errors="replace") for _, fs in todo for f in fs}
