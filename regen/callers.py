@@ -46,6 +46,10 @@ from slabconv.log import SlabconvError, info
 
 from . import effects, manifest, spatch, tidy
 
+# the paragraph a patch's message gets when uses elsewhere were adapted, one
+# Site.describe() a line; and the rules that may adapt them (report/review.py)
+HEADER = "Uses in files this patch's steps do not list, adapted to the new signature:"
+_LISTED = re.compile(r"^  (\S+ \([^)]*\) uses \w+\(\))$", re.M)
 PARAM_RULE = "rules/slab_callsite.cocci"
 RETURN_RULE = "rules/slab_callsite_return.cocci"
 RENAME_RULE = "rules/rename_fn.cocci"
@@ -88,6 +92,19 @@ class Adapted:
     steps: list[manifest.Step] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
     sites: list[Site] = field(default_factory=list)
+
+
+SOURCES = tuple(f"cocci/{r}" for r in (PARAM_RULE, "rules/slab_callsite_return.cocci",
+                                       "rules/rename_fn.cocci", manifest.FOLD,
+                                       "rules/slab_roundtrip.cocci"))
+
+
+def listed(message: str) -> list[str]:
+    """The uses a patch's message says were adapted in files its steps do
+    not list."""
+    if HEADER not in message:
+        return []
+    return _LISTED.findall(message.split(HEADER, 1)[1].split("\n\n\n", 1)[0])
 
 
 def _renames(entry: manifest.Entry) -> dict[str, str]:

@@ -458,8 +458,7 @@ def regenerate(tree: Path, source_id: str, *, version: str, output: Path | None,
             ahead.drop(got.files)
             listing = "\n".join(f"  {x.describe()}" for x in got.sites)
             entry = replace(entry, steps=entry.steps + got.steps,
-                            message=f"{entry.message}\n\nUses in files this patch's steps do "
-                                    f"not list, adapted to the new signature:\n\n{listing}")
+                            message=f"{entry.message}\n\n{callers.HEADER}\n\n{listing}")
             files = files + [f for f in got.files if f not in files]
         for f in files:
             if (wt.path / f).is_file():
