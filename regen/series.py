@@ -453,6 +453,7 @@ def regenerate(tree: Path, source_id: str, *, version: str, output: Path | None,
                   for f in files}
         after = {f: (wt.path / f).read_text(errors="replace") for f in files
                  if (wt.path / f).is_file()}
+        index.changed.update(files)     # read as they are now, not from the cached grep
         got = callers.adapt(series, entry, wt, index, before, after)
         if got.files:
             ahead.drop(got.files)
