@@ -231,7 +231,9 @@ static void __maybe_unused user_common_page_only(struct page *page)
     "mm/util.c": """
 /* user code in a file that no entry lists: slub_def.h's (or slab_def.h's)
  * obj_to_index() and objs_per_slab_page(), which the memcg patch converts
- * (the latter renamed objs_per_slab()) */
+ * (the latter renamed objs_per_slab()); mm/slab.h includes them */
+#include "slab.h"
+
 #if defined(CONFIG_SLUB) || defined(CONFIG_SLAB)
 static unsigned int __maybe_unused user_util_index(struct kmem_cache *s, const void *x)
 {
@@ -252,7 +254,10 @@ static int __maybe_unused user_util_objects(struct kmem_cache *s, const void *x)
 
 #ifdef CONFIG_SLUB
 /* user code outside mm/ in a file that no entry lists: slub_def.h's
- * nearest_obj(), which the kasan patch converts */
+ * nearest_obj(), which the kasan patch converts (mm/slab.h includes it,
+ * and has the helpers the converted one calls) */
+#include "../mm/slab.h"
+
 static void *__maybe_unused user_lib_nearest(struct kmem_cache *s, const void *x)
 {
 \treturn nearest_obj(s, virt_to_head_page(x), (void *)x);
@@ -337,7 +342,7 @@ def test_every_form_is_converted_and_the_objects_build(tmp_path):
             text = p[0].read_text()
             assert "Uses in files this patch's steps do not list" in text and use in text, \
                 text.split("\n---\n")[0]
-        assert "objs_per_slab(s, page_slab(virt_to_head_page(x)))" in \
+        assert "objs_per_slab(s, virt_to_slab(x))" in \
             [p for p in patches if "memcg-Convert" in p.name][0].read_text()
         work = paths.cache_root() / "work" / paths.DEFAULT_KERNEL / tree_id(tree) / "linux"
         for f, code in FORMS.items():
