@@ -312,15 +312,16 @@ def enclosing(text: str, line: int) -> str:
     return f"{m.group(1)}()" if m else "file scope"
 
 
-def _sites(out: str, tree: Path) -> set[tuple[str, int]]:
-    found = set()
+def _sites(out: str, tree: Path) -> dict[tuple[str, int], int]:
+    """How many uses the rule rewrote on each (file, line), from its output."""
+    found: dict[tuple[str, int], int] = {}
     for ln in out.splitlines():
         if ln.startswith(SITE):
             path, line, _ = ln[len(SITE):].strip().rsplit(":", 2)
             p = Path(path)
             rel = str(p.relative_to(tree)) if p.is_absolute() and p.is_relative_to(tree) else \
                 (path[2:] if path.startswith("./") else path)
-            found.add((rel, int(line)))
+            found[(rel, int(line))] = found.get((rel, int(line)), 0) + 1
     return found
 
 
@@ -414,8 +415,10 @@ def adapt(series: manifest.Series, entry: manifest.Entry, wt, index: Index,
             out, texts = _run(series, step, wt, what)
             done = _sites(out, tree)
             for f, text in texts.items():
-                for line, col in uses(text, c.name):
-                    if (f, line) not in done:
+                seen: dict[int, int] = {}
+                for line, col in uses(text, c.name):   # more uses on a line than sites rewritten
+                    seen[line] = seen.get(line, 0) + 1
+                    if seen[line] > done.get((f, line), 0):
                         left.append(_refusal(index.tree, f, text, line, col, c.name, c))
         result.steps.append(step)
         for f in files:

@@ -190,11 +190,19 @@ def test_a_use_that_cannot_be_adapted_stops_regen_with_its_place(tmp_path, cache
                 {
                 	return (void *)obj_to_index;
                 }
+
+                static unsigned long z_both(struct kmem_cache *s, struct page *page, void *x)
+                {
+                	return obj_to_index(s, page, x) + (unsigned long)&obj_to_index;
+                }
                 """)})
     assert e.value.exit_code == 1
     msg = str(e.value)
     assert "entry 'memcg'" in msg
     assert "drivers/z/z.c:5: z_index_fn(): obj_to_index(): not a call" in msg, msg
+    # on one line, the call is adapted and the address taken is not
+    assert "drivers/z/z.c:10: z_both(): obj_to_index(): not a call" in msg, msg
+    assert msg.count("drivers/z/z.c:10:") == 1, msg
     assert not (tmp_path / "out").exists()
 
 

@@ -94,6 +94,8 @@ def test_an_unconverted_use_stops_regen_with_its_place(tmp_path):
 # a use of a header's function, in a file that no entry lists, that no rule
 # can adapt: its address taken (a function pointer would have the old type)
 FNPTR_UTIL = """
+#include "slab.h"
+
 #ifdef CONFIG_SLUB
 static void *__maybe_unused user_util_index_fn(void)
 {
