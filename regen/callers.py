@@ -38,6 +38,7 @@ import json
 import os
 import re
 import subprocess
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -135,11 +136,11 @@ def changes(entry: manifest.Entry, before: dict[str, str], after: dict[str, str]
         for name in sorted(set(re.findall(_RETURNS % "slab", sa))):
             if back.get(name, name) in page_ret:
                 out.append(Change(name, "return"))
+        wanted = {back.get(n, n) for n in named}
+        lb, la = _param_lists(sb, wanted), _param_lists(sa, named)
         for name in sorted(named):
             old = back.get(name, name)
-            if not re.search(r"\b%s\s*\(" % re.escape(name), sa):
-                continue
-            pb, pa = effects.parameter_lists(b, old), effects.parameter_lists(a, name)
+            pb, pa = lb.get(old, []), la.get(name, [])
             for i in range(max((len(p) for p in pa), default=0)):
                 was = any(len(p) > i and _PAGE_PARAM.fullmatch(p[i]) for p in pb)
                 now = [p[i] for p in pa if len(p) > i and _SLAB_PARAM.fullmatch(p[i])]
@@ -152,19 +153,42 @@ def changes(entry: manifest.Entry, before: dict[str, str], after: dict[str, str]
     return list(dict.fromkeys(out))
 
 
+def _param_lists(stripped: str, names: set[str]) -> dict[str, list[list[str]]]:
+    """effects.parameter_lists() of each of `names` in one pass over the
+    (comment-stripped) text."""
+    out: dict[str, list[list[str]]] = {}
+    if not names:
+        return out
+    pat = re.compile(r"\b(%s)\s*\(" % "|".join(map(re.escape, sorted(names, key=len, reverse=True))))
+    for m in pat.finditer(stripped):
+        line_start = stripped.rfind("\n", 0, m.start()) + 1
+        prefix = re.sub(r"\b__\w+\s*\([^()]*\)", "", stripped[line_start:m.start()]).strip()
+        at_column0 = m.start() == line_start
+        if (not prefix and not at_column0) or re.search(r"[=(,;!&|?:+\-/<>]|return\b", prefix):
+            continue
+        depth, i = 1, m.end()
+        while i < len(stripped) and depth:
+            depth += {"(": 1, ")": -1}.get(stripped[i], 0)
+            i += 1
+        out.setdefault(m.group(1), []).append(
+            [effects._norm(p) for p in stripped[m.end():i - 1].split(",")])
+    return out
+
+
 def _decl_prefixes(text: str, name: str) -> list[str]:
-    """The text before `name` on each line that declares or defines it
-    (the line above too when the name starts its line)."""
+    """The text before `name` on each declaration or definition of it:
+    from the end of the statement or block before it, preprocessor lines
+    and attributes such as __printf(3, 4) aside."""
     s = effects.strip_comments(text)
     out = []
     for m in re.finditer(r"\b%s\s*\(" % re.escape(name), s):
-        start = s.rfind("\n", 0, m.start()) + 1
-        prefix = re.sub(r"\b__\w+\s*\([^()]*\)", "", s[start:m.start()])   # __printf(3, 4)
-        if m.start() == start:          # the type on the line above
-            prev = s.rfind("\n", 0, max(start - 1, 0)) + 1
-            prefix = s[prev:start]
-        if re.search(r"[=(,;!&|?:+\-/<>{}]|\breturn\b", prefix) or not prefix.strip():
-            continue
+        start = max(s.rfind(c, 0, m.start()) for c in ";{}") + 1
+        prefix = "\n".join(ln for ln in s[start:m.start()].split("\n")
+                           if not ln.lstrip().startswith("#"))
+        prefix = re.sub(r"\b__\w+\s*\(\s*\d[\d\s,]*\)", "", prefix)
+        if re.search(r"[=(,;!&|?:+\-/<>{}\[\]]|\b(return|else|do|case)\b", prefix) or \
+                not prefix.strip():
+            continue                    # a call
         out.append(prefix)
     return out
 
@@ -189,58 +213,109 @@ def defines(text: str, name: str) -> bool:
 
 class Index:
     """Which files of the work tree name a function: git grep over the tree
-    regen started from, cached per source and name, with the files the
-    series changed so far read as they are now."""
+    regen started from (never written: `git grep --no-index` there, its
+    result cached per source and name), with the files the series changed
+    so far read as they are now in the work tree.  prefetch() runs the
+    grep of the names the manifest will likely ask for on a thread of its
+    own, from the start of the run."""
     def __init__(self, tree: Path, source_id: str, wt_path: Path):
         self.tree, self.wt = tree, wt_path
         self.store = paths.cache_dir("callers", source_id)
         self.changed: set[str] = set()      # files the series changed so far
+        self._lock = threading.Lock()
+        self._pending: threading.Thread | None = None
+
+    def prefetch(self, names: list[str]) -> None:
+        self._pending = threading.Thread(target=self._baseline, args=(names,),
+                                         name="callers-grep", daemon=True)
+        self._pending.start()
 
     def _baseline(self, names: list[str]) -> dict[str, set[str]]:
-        out: dict[str, set[str]] = {}
-        todo = []
-        for n in names:
-            p = self.store / f"{n}.json"
-            if p.is_file():
-                out[n] = set(json.loads(p.read_text()))
-            else:
-                todo.append(n)
-        if todo:
-            cmd = ["git", "-C", str(self.wt), "grep", "-l", "-w", "-F"]
+        with self._lock:
+            out: dict[str, set[str]] = {}
+            todo = []
+            for n in names:
+                p = self.store / f"{n}.json"
+                if p.is_file():
+                    out[n] = set(json.loads(p.read_text()))
+                else:
+                    todo.append(n)
+            if not todo:
+                return out
+            # fixed strings (several at once are much faster than -w or -E
+            # alternatives); the word match is checked below
+            cmd = ["git", "grep", "--no-index", "-l", "-F"]
             for n in todo:
                 cmd += ["-e", n]
             cp = subprocess.run(cmd + ["--", "*.c", "*.h", ":!tools/", ":!scripts/"],
-                                capture_output=True, text=True,
-                                errors="replace")
+                                cwd=self.tree, capture_output=True, text=True, errors="replace")
             if cp.returncode not in (0, 1):
-                raise SlabconvError(f"git grep for the callers of {', '.join(todo)}: "
-                                    f"{cp.stderr.strip()}")
-            files = set(cp.stdout.split()) | self.changed    # the series' files: as they were
+                raise SlabconvError(f"git grep for the callers of {', '.join(todo)} in "
+                                    f"{self.tree}: {cp.stderr.strip()}")
             found: dict[str, set[str]] = {n: set() for n in todo}
-            for f in sorted(files):
-                p = self.tree / f
-                text = p.read_text(errors="replace") if p.is_file() else ""
-                for n in todo:
-                    if re.search(r"\b%s\b" % re.escape(n), text):
-                        found[n].add(f)
+            words = re.compile(r"\b(%s)\b" % "|".join(map(re.escape, sorted(todo, key=len,
+                                                                            reverse=True))))
+            for f in cp.stdout.split():
+                text = (self.tree / f).read_text(errors="replace")
+                for m in set(words.findall(text)):
+                    found[m].add(f)
             for n, fs in found.items():
                 tmp = self.store / f".{n}.json.tmp{os.getpid()}"
                 tmp.write_text(json.dumps(sorted(fs)))
                 tmp.replace(self.store / f"{n}.json")
                 out[n] = fs
-        return out
+            return out
 
     def files(self, names: list[str]) -> dict[str, list[str]]:
+        if self._pending is not None:
+            self._pending.join()
+            self._pending = None
         base = self._baseline(names)
         out = {}
         for n in names:
+            word = re.compile(r"\b%s\b" % re.escape(n))
             fs = {f for f in base[n] if f not in self.changed}
             for f in self.changed:
                 p = self.wt / f
-                if p.is_file() and re.search(r"\b%s\b" % re.escape(n), p.read_text(errors="replace")):
+                if p.is_file() and word.search(p.read_text(errors="replace")):
                     fs.add(f)
             out[n] = sorted(fs)
         return out
+
+
+_STATIC = re.compile(r"^(?:static|STATIC)\b[^;{}()=]*?\b(\w+)\s*\(", re.M)
+
+
+def predict(series: manifest.Series, tree: Path) -> list[str]:
+    """The functions whose callers regen will likely look for: those whose
+    signature the manifest's steps change (slab_param, slab_return,
+    rename_fn: fn, from), declared in the step's files in `tree`, not
+    static in a .c file."""
+    texts: dict[str, str] = {}
+    statics: dict[str, set[str]] = {}
+    out: set[str] = set()
+    for e in series.entries:
+        for st in e.steps:
+            if not {"rules/slab_param.cocci", "rules/slab_return.cocci", RENAME_RULE} & set(st.rules):
+                continue                # not a change of signature
+            for k in ("fn", "from"):
+                n = st.defines.get(k)
+                if not n or n in out:
+                    continue
+                for f in st.files:
+                    if f not in texts:
+                        p = tree / f
+                        texts[f] = effects.strip_comments(p.read_text(errors="replace")) \
+                            if p.is_file() else ""
+                        statics[f] = set(_STATIC.findall(         # __printf(3, 4) aside
+                            re.sub(r"\b__\w+\s*\(\s*\d[\d\s,]*\)", "", texts[f])))
+                    if re.search(r"\b%s\s*\(" % re.escape(n), texts[f]) and \
+                            not (f.endswith(".c") and n in statics[f]):
+                        out.add(n)
+                        break
+    renames = {st.defines["from"]: st.defines["to"] for e in series.entries for st in e.steps
+               if st.path == RENAME_RULE and "from" in st.defines and "to" in st.defines}
+    return sorted(out | {renames[n] for n in out if n in renames})
 
 
 def _processed(entry: manifest.Entry, ch: Change) -> set[str]:

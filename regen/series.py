@@ -442,6 +442,8 @@ def regenerate(tree: Path, source_id: str, *, version: str, output: Path | None,
     verdicts: list[tuple[str, str, str, list[str]]] = []    # (id, subject, status, evidence)
     committer = wt.importer()   # git fast-import beside the driver: one commit per entry
     index = callers.Index(tree, source_id, wt.path)
+    if not converted_at:        # the grep of the callers the manifest's changes will want
+        index.prefetch(callers.predict(series, tree))
     texts: dict[str, str] = {}      # the files the series changed so far, as it left them
 
     def elsewhere(entry: manifest.Entry, files: list[str]) -> tuple[manifest.Entry, list[str], list[str]]:
