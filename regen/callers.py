@@ -13,11 +13,14 @@ page): the series would break at that patch.  So after each entry:
      and after (effects.parameter_lists(); only functions some step of the
      entry names, or that return a struct slab now; a function defined
      `static` in a .c file is seen by that file only, and skipped);
-  2. the files of the whole tree that name one of them (git grep, its
-     result on the tree regen started from cached per source in
-     $SLABCONV_CACHE/callers/; the files the series changed so far are
-     read as they are now), without the files the entry's steps for that
-     function processed and those that define a function of that name;
+  2. the files of the whole tree that name one of them (`git grep
+     --no-index -F` in the tree regen was given, never in tools/ or
+     scripts/, cached per source and name in $SLABCONV_CACHE/callers/;
+     the functions whose signature the manifest's steps change are
+     grepped at once on a thread from the start of the run (predict());
+     the files the series changed so far are read as they are now),
+     without the files the entry's steps for that function processed and
+     those that define a function of that name;
   3. in those files, rename_fn.cocci for a renamed function, then
      slab_callsite.cocci (parameter) or slab_callsite_return.cocci
      (return value), then the fold (slab_fold.cocci, or
