@@ -9,15 +9,15 @@ import subprocess
 import tempfile
 import textwrap
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from slabconv import paths
 from slabconv.log import SlabconvError, info
 
 from .spatch import SpatchCrash
-from . import (comments, declsplit, effects, guard, kerneldoc, manifest, members, spatch, template, tidy, upstream,
-               usage, warmstart)
+from . import (callers, comments, declsplit, effects, guard, kerneldoc, manifest, members, spatch,
+               template, tidy, upstream, usage, warmstart)
 from .worktree import Identity, WorkTree
 
 MANIFEST = "series.toml"
@@ -32,6 +32,7 @@ class EntryResult:
     commit: str = ""
     origin: str = "manifest"     # or "usage": chosen by the usage pass (regen/usage.py)
     conversions: list[str] = field(default_factory=list)   # the usage pass's, described
+    callers: list[str] = field(default_factory=list)   # uses adapted in files the entry does not list
 
 
 @dataclass
@@ -407,6 +408,18 @@ class _Ahead:
         sh.copy_back(self.wt, self.series.entries[j])
         return files, secs
 
+    def drop(self, files) -> None:
+        """Forget the entries applied ahead that read one of `files` (they
+        changed after the copy was made): they are applied again in turn."""
+        for j, (sh, fut) in list(self.jobs.items()):
+            if _reads(self.series.entries[j]) & set(files):
+                try:
+                    fut.result()
+                except Exception:       # its failure, if any, shows when it is applied again
+                    pass
+                shutil.rmtree(sh.path, ignore_errors=True)
+                del self.jobs[j]
+
     def close(self) -> None:
         if self.pool is not None:
             self.pool.shutdown(wait=True, cancel_futures=True)
@@ -441,6 +454,34 @@ def regenerate(tree: Path, source_id: str, *, version: str, output: Path | None,
     ahead = _Ahead(series, wt, last if not converted_at else -1)
     verdicts: list[tuple[str, str, str, list[str]]] = []    # (id, subject, status, evidence)
     committer = wt.importer()   # git fast-import beside the driver: one commit per entry
+    index = callers.Index(tree, source_id, wt.path)
+    if not converted_at:        # the grep of the callers the manifest's changes will want
+        index.prefetch(callers.predict(series, tree))
+    texts: dict[str, str] = {}      # the files the series changed so far, as it left them
+
+    def elsewhere(entry: manifest.Entry, files: list[str]) -> tuple[manifest.Entry, list[str], list[str]]:
+        """The uses of the functions `entry` changed, adapted in the files it
+        does not list (regen/callers.py): the entry as committed, its files,
+        the uses described."""
+        before = {f: texts[f] if f in texts else
+                  ((tree / f).read_text(errors="replace") if (tree / f).is_file() else None)
+                  for f in files}
+        after = {f: (wt.path / f).read_text(errors="replace") for f in files
+                 if (wt.path / f).is_file()}
+        index.changed.update(files)     # read as they are now, not from the cached grep
+        got = callers.adapt(series, entry, wt, index, before, after)
+        if got.files:
+            ahead.drop(got.files)
+            listing = "\n".join(f"  {x.describe()}" for x in got.sites)
+            entry = replace(entry, steps=entry.steps + got.steps,
+                            message=f"{entry.message}\n\n{callers.HEADER}\n\n{listing}")
+            files = files + [f for f in got.files if f not in files]
+        for f in files:
+            if (wt.path / f).is_file():
+                texts[f] = (wt.path / f).read_text(errors="replace")
+        index.changed.update(files)
+        return entry, files, [x.describe() for x in got.sites] if got.files else []
+
     failed = True
     try:
         for i, entry in enumerate(series.entries[:last + 1], 1):
@@ -464,10 +505,12 @@ def regenerate(tree: Path, source_id: str, *, version: str, output: Path | None,
                     info("regen", "    usage: nothing to convert that the named entries "
                                   "did not: no patch")
                     continue
+                entry, files, elsewhere_uses = elsewhere(entry, files)
                 committer.commit(commit_message(series, entry, identity), wt.snapshot(files))
                 results.append(EntryResult(entry.id, entry.subject, time.monotonic() - e0,
                                            files, origin="usage",
-                                           conversions=[x.describe() for x in found]))
+                                           conversions=[x.describe() for x in found],
+                                           callers=elsewhere_uses))
                 continue
             ahead.launch(i - 1)
             done = ahead.take(i - 1)
@@ -498,11 +541,13 @@ def regenerate(tree: Path, source_id: str, *, version: str, output: Path | None,
                                   f"applied without it: {', '.join(later)}",) + e.args[1:]
                     raise
             verdicts.append((entry.id, entry.subject, upstream.APPLIED, []))
+            e1 = time.monotonic()
+            entry, files, elsewhere_uses = elsewhere(entry, files)
             # committed from a snapshot, in order, while the next entry runs
             committer.commit(commit_message(series, entry, identity), wt.snapshot(files))
             results.append(EntryResult(entry.id, entry.subject,
-                                       secs if secs is not None else time.monotonic() - e0,
-                                       files))
+                                       (secs if secs is not None else e1 - e0)
+                                       + time.monotonic() - e1, files, callers=elsewhere_uses))
         failed = False
     finally:
         warmstart.POOL.discard(wt.path)
@@ -675,7 +720,8 @@ def summary_json(result: RegenResult) -> str:
         "seconds": round(result.seconds, 2),
         "entries": [{"id": e.id, "subject": e.subject, "seconds": round(e.seconds, 2),
                      "files": e.files, "commit": e.commit, "origin": e.origin,
-                     "conversions": e.conversions} for e in result.entries],
+                     "conversions": e.conversions, "callers": e.callers}
+                    for e in result.entries],
         "skipped": [{"id": i, "subject": sub, "reason": r} for i, sub, r in result.skipped],
         "output": str(result.output) if result.output else None,
         "worktree": str(result.worktree.path),

@@ -89,6 +89,9 @@ class Patch:
     hunk_pieces: dict = field(default_factory=dict)
     attributed: bool = False     # hunk_sources holds every hunk of the patch
     origin: str = "manifest"     # or "usage": the usage pass chose the conversions
+    # uses of the functions it converts in files its steps do not list,
+    # adapted in the same patch (regen/callers.py), as its message lists them
+    callers: list = field(default_factory=list)
 
     def sources_of(self, path: str) -> list[str]:
         if self.attributed:

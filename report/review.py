@@ -42,6 +42,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from regen import callers
 from slabconv import paths
 from slabconv.log import SlabconvError, info
 
@@ -421,6 +422,7 @@ def build(version: str, series_dir: Path | None = None, *, cocci: Path | None = 
                              f"the series is older than the manifest")
                 continue
             entry_of[p.number] = e.id
+            p.callers = callers.listed(p.message)
             if e.usage:             # the usage pass chose its conversions: no steps to match
                 p.origin = "usage"
                 continue
@@ -430,6 +432,10 @@ def build(version: str, series_dir: Path | None = None, *, cocci: Path | None = 
                     k = P.source_key(item)[0]
                     if k not in want:
                         want.append(k)
+            extra = [k for k in p.sources if k not in want]
+            if p.callers and extra and all(k in callers.SOURCES for k in extra) and \
+                    [k for k in p.sources if k in want] == want:
+                want = list(p.sources)       # the rules that adapted the uses elsewhere
             if want != p.sources:
                 mismatches[p.number] = want
                 continue
@@ -443,6 +449,9 @@ def build(version: str, series_dir: Path | None = None, *, cocci: Path | None = 
             for f in p.files:
                 if f.path in step_files:
                     p.file_sources[f.path] = [k for k in p.sources if k in step_files[f.path]]
+                elif p.callers and any(f"({f.path}:" in c or f"({f.path})" in c
+                                       for c in p.callers):
+                    p.file_sources[f.path] = [k for k in p.sources if k in callers.SOURCES]
                 else:
                     notes.append(f"patch {p.tag} changes {f.path}, which no step of entry "
                                  f"'{e.id}' names: its hunks there are attributed to every "
@@ -1019,6 +1028,13 @@ def _html_files(rv: Review, w) -> None:
 def _origin(p) -> str:
     """Where a patch's conversions came from: the manifest's named steps, or
     the usage pass (regen/usage.py), which lists them in the message."""
+    if p.callers:
+        return _origin_named(p) + "; uses in files its steps do not list, adapted: " + \
+            "; ".join(p.callers)
+    return _origin_named(p)
+
+
+def _origin_named(p) -> str:
     if p.origin != "usage":
         return "the manifest (the functions its steps name)"
     found = re.findall(r"^  (\w+\(\): (?:parameter|local) \w+ \([^)]*\))$", p.message, re.M)

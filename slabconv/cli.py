@@ -51,7 +51,8 @@ def do_regen(args, src=None):
                             subject_prefix=prefix)
     for e in res.entries:
         info("regen", f"  {e.seconds:6.2f}s  {e.subject}"
-                      f"{'  [usage: ' + '; '.join(e.conversions) + ']' if e.origin == 'usage' else ''}")
+                      f"{'  [usage: ' + '; '.join(e.conversions) + ']' if e.origin == 'usage' else ''}"
+                      f"{'  [callers elsewhere: ' + '; '.join(e.callers) + ']' if e.callers else ''}")
     for _, subject, reason in res.skipped:
         info("regen", f"  skipped  {subject}: {' '.join(reason.split())}")
     if res.converted_at:

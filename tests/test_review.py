@@ -848,3 +848,35 @@ def test_usage_patch_says_its_conversions_came_from_usage(world, tmp_path):
     assert review._origin(p4) == ("usage (no manifest entry names them): "
                                   "user_free(): parameter page (mm/a.c)")
     assert review._origin(rv.patches[0]).startswith("the manifest")
+
+
+def test_a_patch_that_adapted_uses_elsewhere_names_them(world, tmp_path):
+    """A patch whose entry's functions are used in files its steps do not
+    list (regen/callers.py) names the rules that adapted them after the
+    manifest's: no mismatch; the page says which uses they were, and the
+    hunks in those files are the callers' rules'."""
+    repo, cocci, series = world
+    diff = DIFF1 + textwrap.dedent("""\
+        diff --git a/drivers/x.c b/drivers/x.c
+        index 1111111..2222222 100644
+        --- a/drivers/x.c
+        +++ b/drivers/x.c
+        @@ -1,3 +1,3 @@ static int x(void)
+         {
+        -\treturn f(page);
+        +\treturn f(page_slab(page));
+         }
+        """)
+    (series / "0001-mm-First.patch").write_text(
+        _patch(1, 3, "mm: First", "cocci/rules/alpha.cocci, cocci/rules/slab_callsite.cocci",
+               diff, body="m\n\nUses in files this patch's steps do not list, adapted to "
+                          "the new signature:\n\n  x() (drivers/x.c:2) uses f()\n"))
+    rv = _build(world, tmp_path / "cache")
+    assert 1 not in rv.mismatches, rv.mismatches
+    p1 = [p for p in rv.patches if p.number == 1][0]
+    assert p1.callers == ["x() (drivers/x.c:2) uses f()"]
+    assert review._origin(p1) == ("the manifest (the functions its steps name); uses in files "
+                                  "its steps do not list, adapted: x() (drivers/x.c:2) uses f()")
+    assert p1.sources_of("drivers/x.c") == ["cocci/rules/slab_callsite.cocci"]
+    assert p1.sources_of("mm/a.c") == ["cocci/rules/alpha.cocci"]
+    assert not any("drivers/x.c" in n for n in rv.notes), rv.notes

@@ -91,6 +91,43 @@ def test_an_unconverted_use_stops_regen_with_its_place(tmp_path):
     drop(tree)
 
 
+# a use of a header's function, in a file that no entry lists, that no rule
+# can adapt: its address taken (a function pointer would have the old type)
+FNPTR_UTIL = """
+#include "slab.h"
+
+#ifdef CONFIG_SLUB
+static void *__maybe_unused user_util_index_fn(void)
+{
+\treturn (void *)obj_to_index;
+}
+#endif
+"""
+
+
+def test_a_use_elsewhere_that_cannot_be_adapted_stops_regen_with_its_place(tmp_path):
+    """The memcg patch changes obj_to_index() to take a struct slab; its
+    address taken in mm/util.c, which that patch does not list, cannot be
+    adapted: regen stops there, exit 1, naming file:line, the function and
+    the callee, and writes no series."""
+    tree = user_branch(tmp_path, {"mm/util.c": FNPTR_UTIL})
+    out = tmp_path / "series"
+    env = dict(os.environ, SLABCONV_IDENTITY="slabconv <slabconv@localhost>")
+    cp = subprocess.run([sys.executable, "-m", "slabconv", "regen", "--tree", str(tree),
+                         "--output", str(out)], cwd=REPO, env=env, capture_output=True,
+                        text=True)
+    try:
+        assert cp.returncode == 1, cp.stderr[-3000:]
+        err = cp.stderr
+        line = line_of(tree, "mm/util.c", "return (void *)obj_to_index;")
+        assert "slabconv: error: entry 'memcg'" in err, err[-3000:]
+        assert (f"mm/util.c:{line}: user_util_index_fn(): obj_to_index(): not a call"
+                in err), err[-3000:]
+        assert not out.exists(), "no series is written"
+    finally:
+        drop(tree)
+
+
 def drop(tree: Path) -> None:
     """Remove the branch and the work tree regen made of it in the cache
     (1.6 GB per branch)."""
@@ -193,8 +230,41 @@ static void __maybe_unused user_common_page_only(struct page *page)
 \tput_page(page);
 }
 """,
+    "mm/util.c": """
+/* user code in a file that no entry lists: slub_def.h's (or slab_def.h's)
+ * obj_to_index() and objs_per_slab_page(), which the memcg patch converts
+ * (the latter renamed objs_per_slab()); mm/slab.h includes them */
+#include "slab.h"
+
+#if defined(CONFIG_SLUB) || defined(CONFIG_SLAB)
+static unsigned int __maybe_unused user_util_index(struct kmem_cache *s, const void *x)
+{
+\tstruct page *page = virt_to_head_page(x);
+
+\treturn obj_to_index(s, page, (void *)x);
+}
+
+static int __maybe_unused user_util_objects(struct kmem_cache *s, const void *x)
+{
+\treturn objs_per_slab_page(s, virt_to_head_page(x));
+}
+#endif
+""",
     "lib/dump_stack.c": """
 #include <linux/mm.h>
+#include <linux/slab.h>
+
+#ifdef CONFIG_SLUB
+/* user code outside mm/ in a file that no entry lists: slub_def.h's
+ * nearest_obj(), which the kasan patch converts (mm/slab.h includes it,
+ * and has the helpers the converted one calls) */
+#include "../mm/slab.h"
+
+static void *__maybe_unused user_lib_nearest(struct kmem_cache *s, const void *x)
+{
+\treturn nearest_obj(s, virt_to_head_page(x), (void *)x);
+}
+#endif
 
 /* user code outside mm/: a cache read off virt_to_head_page() */
 static struct kmem_cache *__maybe_unused user_lib_cache(const void *x)
@@ -214,8 +284,9 @@ static int __maybe_unused user_lib_page_only(const void *x)
 }
 
 # the objects that hold the additions, and the configuration that builds each
-OBJECTS = {"slub": ["mm/slub.o", "mm/slab_common.o", "lib/dump_stack.o"],
-           "slab": ["mm/slab.o", "mm/slab_common.o"], "slob": ["mm/slob.o", "mm/slab_common.o"]}
+OBJECTS = {"slub": ["mm/slub.o", "mm/slab_common.o", "mm/util.o", "lib/dump_stack.o"],
+           "slab": ["mm/slab.o", "mm/slab_common.o", "mm/util.o"],
+           "slob": ["mm/slob.o", "mm/slab_common.o", "mm/util.o"]}
 SOURCES = {c: [o[:-2] + ".c" for o in objs] for c, objs in OBJECTS.items()}
 
 
@@ -259,6 +330,22 @@ def test_every_form_is_converted_and_the_objects_build(tmp_path):
                      "user_lib_cache(): local page (lib/dump_stack.c)"):
             assert conv in msg, msg[:3000]
         assert "page_only" not in msg
+        # the calls of the header's functions in files no entry lists: adapted
+        # in the patch that converts each function, which names them
+        for subject, use in (
+                ("memcg-Convert-object-cgroups", "user_util_index() (mm/util.c:%d) uses "
+                 "obj_to_index()" % line_of(tree, "mm/util.c", "return obj_to_index(s, page,")),
+                ("memcg-Convert-object-cgroups", "user_util_objects() (mm/util.c:%d) uses "
+                 "objs_per_slab_page()" % line_of(tree, "mm/util.c", "return objs_per_slab_page(")),
+                ("mm-kasan-Convert-to-struct-slab", "user_lib_nearest() (lib/dump_stack.c:%d) uses "
+                 "nearest_obj()" % line_of(tree, "lib/dump_stack.c", "return nearest_obj("))):
+            p = [p for p in patches if subject in p.name]
+            assert len(p) == 1, subject
+            text = p[0].read_text()
+            assert "Uses in files this patch's steps do not list" in text and use in text, \
+                text.split("\n---\n")[0]
+        assert "objs_per_slab(s, virt_to_slab(x))" in \
+            [p for p in patches if "memcg-Convert" in p.name][0].read_text()
         work = paths.cache_root() / "work" / paths.DEFAULT_KERNEL / tree_id(tree) / "linux"
         for f, code in FORMS.items():
             final = (work / f).read_text()
