@@ -32,6 +32,44 @@ def _regen_once(src, spatch_cache: bool = True):
 GUEST_BUDGET = 30.0     # seconds of boot + in-guest tests a guest should take under TCG
 
 
+# the main job's goals (make, 2 cores): from an empty cache, package
+# installation included; and again with nothing changed
+MAIN_JOB_GOALS = {"cold": 25 * 60, "warm": 2 * 60}
+
+
+def main_job_figures(version: str) -> dict:
+    """The last main job's time from an empty cache (runs/all-<v>-cold.json)
+    and the last one on a warm cache (runs/all-<v>.json when it was not
+    cold), each with its goal."""
+    out = {}
+    for kind, name in (("cold", f"all-{version}-cold.json"), ("warm", f"all-{version}.json")):
+        try:
+            rec = json.loads((paths.cache_dir("runs") / name).read_text())
+        except (OSError, ValueError):
+            rec = None
+        if rec is not None and kind == "warm" and rec.get("cold"):
+            rec = None
+        out[kind] = None if rec is None else {
+            "seconds": rec.get("seconds"), "ok": rec.get("ok"), "goal": MAIN_JOB_GOALS[kind],
+            "stages": rec.get("stages", {})}
+    return out
+
+
+def main_job_lines(fig: dict) -> str:
+    L = []
+    for kind, what in (("cold", "from an empty cache"), ("warm", "warm, nothing changed")):
+        r = fig.get(kind)
+        if r is None or r.get("seconds") is None:
+            L.append(f"  main job ({what}): no record in this cache (run make"
+                     + (" with an empty SLABCONV_CACHE)" if kind == "cold" else ")"))
+            continue
+        s, goal = r["seconds"], r["goal"]
+        verdict = "within" if s <= goal else "OVER"
+        L.append(f"  main job ({what}): {s / 60:.1f} min, {verdict} the goal of {goal // 60} min"
+                 + ("" if r.get("ok") else " (that run FAILED)"))
+    return "\n".join(L)
+
+
 def boot_figures(m) -> dict:
     """Per guest of a boot matrix: boot + test seconds, verdict, counts."""
     return {r.spec.name: {"arch": r.spec.arch, "seconds": round(r.seconds, 1),
@@ -176,6 +214,8 @@ def cmd_bench(args) -> int:
         print(boot_lines(figures))
     figures["runtime_bisect"] = runtime_figures(src.version)
     print(runtime_lines(figures["runtime_bisect"]))
+    figures["main_job"] = main_job_figures(src.version)
+    print(main_job_lines(figures["main_job"]))
     out = paths.cache_dir("runs") / f"bench-{src.version}.json"
     atomic.write_text(out, json.dumps(figures, indent=2))
     print(f"  figures: {out}")

@@ -89,3 +89,20 @@ def test_bench_prints_and_records_every_figure(faked, capsys):
     assert rec["regen_seconds"] == [51.5, 49.75] and rec["regen_cached_seconds"] == 4.9
     assert rec["warm_starts"] == {"used": 80, "discarded": 2, "fallback": 0}
     assert rec["boot"]["slub-i386"]["seconds"] == 31.0 and rec["boot_passed"] is True
+
+
+def test_main_job_figures_against_their_goals(tmp_path, monkeypatch):
+    import json as _json
+    from report import bench as _B
+    monkeypatch.setenv("SLABCONV_CACHE", str(tmp_path))
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    assert "no record in this cache" in _B.main_job_lines(_B.main_job_figures("5.10"))
+    (runs / "all-5.10-cold.json").write_text(_json.dumps({"seconds": 1800.0, "ok": True, "cold": True}))
+    (runs / "all-5.10.json").write_text(_json.dumps({"seconds": 95.0, "ok": True, "cold": False}))
+    text = _B.main_job_lines(_B.main_job_figures("5.10"))
+    assert "main job (from an empty cache): 30.0 min, OVER the goal of 25 min" in text
+    assert "main job (warm, nothing changed): 1.6 min, within the goal of 2 min" in text
+    # the last run was the cold one: no warm figure
+    (runs / "all-5.10.json").write_text(_json.dumps({"seconds": 1800.0, "ok": True, "cold": True}))
+    assert "warm, nothing changed): no record" in _B.main_job_lines(_B.main_job_figures("5.10"))
