@@ -76,7 +76,7 @@ def commit_message(series: manifest.Series, entry: manifest.Entry, identity: Ide
     credit = f"Based on a patch by {series.seed_author}.\n\n" if series.seed_author else ""
     link = f"Link: {series.link}\n" if series.link else ""
     return (f"{entry.subject}\n\n{entry.message}\n\n{credit}"
-            f"{generated_by(s.source for s in entry.steps)}\n\n"
+            f"{generated_by(s.source for s in entry.steps if s.source not in entry.quiet)}\n\n"
             f"{link}Signed-off-by: {identity}\n")
 
 
@@ -294,6 +294,11 @@ def apply_entry(series: manifest.Series, entry: manifest.Entry, wt: WorkTree) ->
                 if tidied != new:
                     (tree / f).write_text(tidied)
                 changed.append(f)
+        if batch[0].alone and batch[0].path in series.after_rules:
+            if changed:
+                entry.quiet.discard(batch[0].source)
+            else:
+                entry.quiet.add(batch[0].source)
         idle = [(k, st) for i, (k, st) in enumerate(zip(nums, batch))
                 if not st.optional and (not changed or i not in matched)]
         if idle:

@@ -432,6 +432,9 @@ def build(version: str, series_dir: Path | None = None, *, cocci: Path | None = 
                     k = P.source_key(item)[0]
                     if k not in want:
                         want.append(k)
+            # the after-rules are named only by the patches they changed
+            after = {P.source_key(f"cocci/{r}")[0] for r in man.after_rules}
+            want = [k for k in want if k in p.sources or k not in after]
             extra = [k for k in p.sources if k not in want]
             if p.callers and extra and all(k in callers.SOURCES for k in extra) and \
                     [k for k in p.sources if k in want] == want:
