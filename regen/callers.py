@@ -514,8 +514,8 @@ def adapt(series: manifest.Series, entry: manifest.Entry, wt, index: Index,
             + "\n".join(dict.fromkeys(left))
             + "\n  adapt them on your branch (page_slab(), slab_page(), a call instead of "
               "a macro or a function pointer), or add a step to cocci/series.toml that does")
-    from .usage import _fold
-    for st in _fold(tree, result.steps):
+    from .usage import fold_steps
+    for st in fold_steps(tree, result.steps):
         _run(series, st, wt, what)
         result.steps.append(st)
     for f, old in start.items():

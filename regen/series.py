@@ -505,7 +505,7 @@ def regenerate(tree: Path, source_id: str, *, version: str, output: Path | None,
                     verdicts.append((entry.id, entry.subject, upstream.NOT_APPLICABLE, [why]))
                     continue
                 info("regen", f"[{i}/{total}] {entry.subject} (the usage pass)")
-                entry, files, found = usage.apply(series, entry, wt)
+                entry, files, found = usage.apply(series, entry, wt, apply_entry)
                 if not found:
                     info("regen", "    usage: nothing to convert that the named entries "
                                   "did not: no patch")

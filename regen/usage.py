@@ -200,7 +200,7 @@ def sees_slab_helpers(tree: Path, f: str) -> bool:
     return re.search(r'^#\s*include\s+"(\.\./)*slab\.h"', text, re.M) is not None
 
 
-def _fold(tree: Path, steps: list[manifest.Step]) -> list[manifest.Step]:
+def fold_steps(tree: Path, steps: list[manifest.Step]) -> list[manifest.Step]:
     """The fold after the conversions (slab_fold.cocci), over the files it
     may fold in: it writes mm/slab.h's helpers (page_slab(virt_to_head_page(x))
     becomes virt_to_slab(x)), which a file that does not include mm/slab.h
@@ -217,13 +217,15 @@ def _fold(tree: Path, steps: list[manifest.Step]) -> list[manifest.Step]:
         ([manifest.Step("rule", ROUNDTRIP, outside, optional=True)] if outside else [])
 
 
-def apply(series: manifest.Series, entry: manifest.Entry, wt) -> tuple[manifest.Entry, list[str], list[Found]]:
+def apply(series: manifest.Series, entry: manifest.Entry, wt,
+          apply_entry) -> tuple[manifest.Entry, list[str], list[Found]]:
     """Run the usage pass for `entry` on the work tree: find, convert, again
-    until nothing new is found.  Returns the entry as it is committed (its
-    steps, and its message with the list of conversions), the changed
-    files and the conversions (none: no patch)."""
+    until nothing new is found; `apply_entry(series, entry, wt)` (regen's
+    own, passed in so that this pass stays below regen/series.py) applies
+    each round's steps.  Returns the entry as it is committed (its steps,
+    and its message with the list of conversions), the changed files and
+    the conversions (none: no patch)."""
     from dataclasses import replace
-    from .series import apply_entry
     done: list[Found] = []
     keys: set = set()
     steps_all: list[manifest.Step] = []
@@ -239,7 +241,7 @@ def apply(series: manifest.Series, entry: manifest.Entry, wt) -> tuple[manifest.
             break
         for x in found:
             info("regen", f"    usage: {x.describe()}")
-        step_entry = replace(entry, steps=steps + _fold(wt.path, steps), expects=[], usage=False)
+        step_entry = replace(entry, steps=steps + fold_steps(wt.path, steps), expects=[], usage=False)
         for f in apply_entry(series, step_entry, wt):
             if f not in changed:
                 changed.append(f)

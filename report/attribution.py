@@ -554,7 +554,7 @@ def find(version: str, series: str, root: Path | None = None) -> Attribution | N
 
 
 def cmd_attribute(args) -> int:
-    from slabconv.pipeline import series_dir
+    from slabconv.source import series_dir
     from slabconv.source import resolve
     version = args.kernel or paths.DEFAULT_KERNEL
     if args.series:

@@ -49,7 +49,7 @@ def _this(results: dict, name: str):
 
 
 def _configs(results: dict, prefix: str) -> list[str]:
-    from slabconv.pipeline import DEFAULT_CONFIGS
+    from slabconv.source import DEFAULT_CONFIGS
     names = [n[len(prefix):] for n in results if n.startswith(prefix)]
     names = [n for n in names if not n.startswith("reference-")]
     order = list(DEFAULT_CONFIGS)

@@ -302,7 +302,7 @@ def find(version: str, series: str, root: Path | None = None) -> dict | None:
 # command line
 
 def cmd_range_diff(args) -> int:
-    from slabconv.pipeline import series_dir
+    from slabconv.source import series_dir
     from slabconv.source import resolve
     version = args.kernel or paths.DEFAULT_KERNEL
     tmp = Path(tempfile.mkdtemp(prefix="rangediff-", dir=paths.cache_dir("rangediff")))

@@ -818,7 +818,7 @@ def _html_summary(rv: Review, w) -> None:
 
 
 def _result_rows(rv: Review) -> list[tuple[str, str, str]]:
-    from slabconv.pipeline import DEFAULT_CONFIGS
+    from slabconv.source import DEFAULT_CONFIGS
     rows = []
     for c in rv.configs("verify-", DEFAULT_CONFIGS):
         rows.append((f"verify {c}", "verify", status_of(rv.results.get(f"verify-{c}"))))
@@ -1137,7 +1137,7 @@ def _html_skipped(rv: Review, w) -> None:
 
 
 def _html_verify(rv: Review, w) -> None:
-    from slabconv.pipeline import DEFAULT_CONFIGS
+    from slabconv.source import DEFAULT_CONFIGS
     _sec(w, "verify")
     w('<p>Baseline and patched kernel per configuration: the build, new compiler '
       'warnings, sparse warnings (baseline &rarr; patched).</p>')
@@ -1327,7 +1327,7 @@ def _html_residue(rv: Review, w) -> None:
 
 
 def _html_boot(rv: Review, w) -> None:
-    from slabconv.pipeline import DEFAULT_CONFIGS
+    from slabconv.source import DEFAULT_CONFIGS
     _sec(w, "boot")
     w('<p>The patched kernel of each configuration booted in QEMU with the in-guest tests '
       '(KTAP).</p>')
@@ -1375,7 +1375,7 @@ def _html_notes(rv: Review, w) -> None:
 # plain text
 
 def render_text(rv: Review) -> str:
-    from slabconv.pipeline import DEFAULT_CONFIGS
+    from slabconv.source import DEFAULT_CONFIGS
     o: list[str] = []
     w = o.append
 

@@ -30,46 +30,9 @@ def cmd_fetch(args) -> int:
     return 0
 
 
-def do_regen(args, src=None):
-    import os
-    from regen import series, worktree
-    from regen.spatch import spatch_version
-    from .pipeline import series_dir
-    from .source import committed_identity, resolve
-    if src is None:
-        src = resolve(args.kernel, args.tree, args.deb_version)
-    out = series_dir(src, args.output)
-    # the committed series keeps its identity unless $SLABCONV_IDENTITY says otherwise
-    kept = None if os.environ.get("SLABCONV_IDENTITY") else committed_identity(out)
-    identity = worktree.parse_identity(kept) if kept else worktree.user_identity()
-    info("regen", f"Linux {src.version} from {src.source_id}: {src.tree}")
-    prefix = getattr(args, "subject_prefix", None) or f"PATCH {src.version}"
-    if getattr(args, "reroll_count", None):
-        prefix += f" v{args.reroll_count}"
-    res = series.regenerate(src.tree, src.source_id, version=src.version, output=out,
-                            identity=identity, until=getattr(args, "until", None),
-                            subject_prefix=prefix)
-    for e in res.entries:
-        info("regen", f"  {e.seconds:6.2f}s  {e.subject}"
-                      f"{'  [usage: ' + '; '.join(e.conversions) + ']' if e.origin == 'usage' else ''}"
-                      f"{'  [callers elsewhere: ' + '; '.join(e.callers) + ']' if e.callers else ''}")
-    for _, subject, reason in res.skipped:
-        info("regen", f"  skipped  {subject}: {' '.join(reason.split())}")
-    if res.converted_at:
-        n = {s: sum(1 for v in res.verdicts if v[2] == s) for s in ("upstream", "not applicable")}
-        info("regen", f"this kernel has struct slab already ({res.converted_at}): "
-                      f"{len(res.entries)} entries applied, {n['upstream']} already present "
-                      f"upstream, {n['not applicable']} not applicable (per entry: "
-                      f"{out / 'ENTRIES'})")
-    info("regen", f"{len(res.entries)} patches, {len(res.skipped)} steps skipped, "
-                  f"in {res.seconds:.1f}s -> {out}")
-    from report import reproduce        # the review's byte-for-byte line reads this record
-    reproduce.record_regen(src.version, out, src.source_id, spatch_version(), res.seconds)
-    return src, res
-
-
 def cmd_regen(args) -> int:
     from regen import series
+    from .pipeline import do_regen
     _, res = do_regen(args)
     if args.json:
         Path(args.json).write_text(series.summary_json(res))
@@ -103,7 +66,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_regen)
 
     from . import pipeline
-    pipeline.add_commands(sub, _common)
+    from report import bench
+    pipeline.add_commands(sub, _common, bench.cmd_bench)
     from . import reference
     reference.add_command(sub, _common)
 

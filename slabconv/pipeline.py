@@ -1,4 +1,4 @@
-"""The stages after regeneration: verify, boot, bench, and `all`.
+"""The stages: regeneration (do_regen), verify, boot, bench, and `all`.
 
 The series under test is always the written one (generated-patches/<v>/ for
 a packaged kernel): it is applied with `git am` to a fresh baseline work
@@ -13,14 +13,13 @@ from pathlib import Path
 
 from . import paths
 from .log import SlabconvError, Stages, info
-from .source import Source
+from .source import DEFAULT_CONFIGS, Source, series_dir
 from . import atomic
 
 DEFAULT_CONFIG = "slub"
 # One kernel per allocator: each is built (baseline and patched: new
 # compiler and sparse warnings) and booted with the in-guest tests.  The
 # first is the primary one (bench, `python3 -m boot` figures).
-DEFAULT_CONFIGS = ("slub", "slab", "slob")
 DEFAULT_BISECT = ("slub", "slub-nodebug", "slab", "slob")   # configs of the per-patch build check
 # configs of the per-patch check whose every patch's kernel is also booted
 # with the in-guest tests, fault injection included (verify/runtime.py)
@@ -76,17 +75,41 @@ class Applied:
     touched: list[str]    # files the series changes
 
 
-def series_dir(src: Source, output: str | None = None) -> Path:
-    """Where the series of `src` is written and read: --output; for a packaged
-    kernel whose series is committed (generated-patches/<version>/SOURCE, 5.10)
-    that directory; otherwise (6.1, 6.12: kernels with struct slab already,
-    whose series is not committed; a user's tree) the cache,
-    $SLABCONV_CACHE/out/<source id>/patches/."""
-    if output:
-        return Path(output).resolve()
-    if src.packaged and (paths.GENERATED / src.version / "SOURCE").is_file():
-        return paths.GENERATED / src.version
-    return paths.cache_root() / "out" / src.source_id / "patches"
+def do_regen(args, src=None):
+    import os
+    from regen import series, worktree
+    from regen.spatch import spatch_version
+    from .source import committed_identity, resolve
+    if src is None:
+        src = resolve(args.kernel, args.tree, args.deb_version)
+    out = series_dir(src, args.output)
+    # the committed series keeps its identity unless $SLABCONV_IDENTITY says otherwise
+    kept = None if os.environ.get("SLABCONV_IDENTITY") else committed_identity(out)
+    identity = worktree.parse_identity(kept) if kept else worktree.user_identity()
+    info("regen", f"Linux {src.version} from {src.source_id}: {src.tree}")
+    prefix = getattr(args, "subject_prefix", None) or f"PATCH {src.version}"
+    if getattr(args, "reroll_count", None):
+        prefix += f" v{args.reroll_count}"
+    res = series.regenerate(src.tree, src.source_id, version=src.version, output=out,
+                            identity=identity, until=getattr(args, "until", None),
+                            subject_prefix=prefix)
+    for e in res.entries:
+        info("regen", f"  {e.seconds:6.2f}s  {e.subject}"
+                      f"{'  [usage: ' + '; '.join(e.conversions) + ']' if e.origin == 'usage' else ''}"
+                      f"{'  [callers elsewhere: ' + '; '.join(e.callers) + ']' if e.callers else ''}")
+    for _, subject, reason in res.skipped:
+        info("regen", f"  skipped  {subject}: {' '.join(reason.split())}")
+    if res.converted_at:
+        n = {s: sum(1 for v in res.verdicts if v[2] == s) for s in ("upstream", "not applicable")}
+        info("regen", f"this kernel has struct slab already ({res.converted_at}): "
+                      f"{len(res.entries)} entries applied, {n['upstream']} already present "
+                      f"upstream, {n['not applicable']} not applicable (per entry: "
+                      f"{out / 'ENTRIES'})")
+    info("regen", f"{len(res.entries)} patches, {len(res.skipped)} steps skipped, "
+                  f"in {res.seconds:.1f}s -> {out}")
+    from report import reproduce        # the review's byte-for-byte line reads this record
+    reproduce.record_regen(src.version, out, src.source_id, spatch_version(), res.seconds)
+    return src, res
 
 
 def applicable_configs(src: Source, configs, what: str = "verify") -> list:
@@ -788,7 +811,6 @@ def _last_stages(version: str) -> dict:
 
 
 def cmd_all(args) -> int:
-    from .cli import do_regen
     t0 = time.monotonic()
     configs = _configs(args, MAIN_CONFIGS)
     src = _src(args, [*configs, *_checks(args)["runtime_configs"]])
@@ -847,14 +869,15 @@ def cmd_all(args) -> int:
     return 0 if ok else 1
 
 
-def add_commands(sub, common) -> None:
-    from report import bench
+def add_commands(sub, common, bench) -> None:
+    """verify, boot, all and bench (`bench`: report/bench.py's command,
+    passed in by the CLI: report/ reads this module, not the other way)."""
     for name, func, help_ in (
             ("verify", cmd_verify, "apply the series, build baseline and patched, gate on new warnings"),
             ("boot", cmd_boot, "build and boot the patched kernel with the in-guest tests"),
             ("all", cmd_all, "the main job: regen, the checks, the slub kernel built and "
                              "booted; says what it proved and what is left"),
-            ("bench", bench.cmd_bench, "time regeneration, build and boot")):
+            ("bench", bench, "time regeneration, build and boot")):
         p = sub.add_parser(name, help=help_)
         common(p)
         p.add_argument("--config", default=None if name != "bench" else DEFAULT_CONFIG,

@@ -69,3 +69,20 @@ def resolve(version: str | None, tree: str | None, deb_version: str | None = Non
         deb_version = pinned_deb_version(version)
     got = fetch.get_tree(version, deb_version=deb_version)
     return Source(got.path, version, f"linux-source-{version}_{got.deb_version}", packaged=True)
+
+
+# the allocator configurations verify builds by default (verify/configs)
+DEFAULT_CONFIGS = ("slub", "slab", "slob")
+
+
+def series_dir(src: Source, output: str | None = None) -> Path:
+    """Where the series of `src` is written and read: --output; for a packaged
+    kernel whose series is committed (generated-patches/<version>/SOURCE, 5.10)
+    that directory; otherwise (6.1, 6.12: kernels with struct slab already,
+    whose series is not committed; a user's tree) the cache,
+    $SLABCONV_CACHE/out/<source id>/patches/."""
+    if output:
+        return Path(output).resolve()
+    if src.packaged and (paths.GENERATED / src.version / "SOURCE").is_file():
+        return paths.GENERATED / src.version
+    return paths.cache_root() / "out" / src.source_id / "patches"
