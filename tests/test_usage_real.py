@@ -346,7 +346,23 @@ def test_every_form_is_converted_and_the_objects_build(tmp_path):
                 text.split("\n---\n")[0]
         assert "objs_per_slab(s, virt_to_slab(x))" in \
             [p for p in patches if "memcg-Convert" in p.name][0].read_text()
-        work = paths.cache_root() / "work" / paths.DEFAULT_KERNEL / tree_id(tree) / "linux"
+        # the series' commits, in a clone of the cache's repository for this
+        # tree (each regen works in a worktree of its own and leaves the
+        # shared repository as it is): the slot branch that has the usage patch
+        repo = paths.cache_root() / "work" / paths.DEFAULT_KERNEL / tree_id(tree) / "linux"
+
+        def git(*a, at=repo):
+            return subprocess.run(["git", "-C", str(at), *a], capture_output=True, text=True,
+                                  check=True).stdout
+        heads = git("for-each-ref", "--format=%(objectname) %(refname:short)",
+                    "refs/heads/slabconv-*").split("\n")
+        head = next(h.split()[0] for h in heads if h.strip() and "applied" not in h
+                    and "Convert remaining users" in git("log", "--format=%s",
+                                                         f"{BASE_TAG}..{h.split()[0]}"))
+        work = tmp_path / "clone"
+        subprocess.run(["git", "clone", "-q", "--shared", "--no-checkout", str(repo), str(work)],
+                       check=True)
+        git("checkout", "-q", "-f", head, at=work)
         for f, code in FORMS.items():
             final = (work / f).read_text()
             for name in re.findall(r"(user_\w+_page_only)\(", code):
