@@ -253,7 +253,8 @@ def follow(before: str, after: str, phrases: list[Phrase] = ()) -> str:
         return after
     old_fns = {name: (s, e) for name, s, e, _ in functions(before)}
     scopes = []                     # (start, end, renames) in `after`
-    for name, s, e, doc in functions(after):
+    new_fns = functions(after)
+    for name, s, e, doc in new_fns:
         if name not in old_fns:
             continue
         os_, oe = old_fns[name]
@@ -279,20 +280,10 @@ def follow(before: str, after: str, phrases: list[Phrase] = ()) -> str:
         inside = scope_of(m.start())
         if inside is not None:
             return _rewrite_comment(m.group(0), inside, phrases, inside.get("page") == "slab")
-        if any(s <= m.start() < e for _, s, e, _ in _all_fns(after)):
+        if any(doc <= m.start() < e for _, _, e, doc in new_fns):
             return m.group(0)           # in a function the entry did not convert
         return _rewrite_comment(m.group(0), file_renames, phrases)
 
     if not scopes and not file_renames:
         return after
     return _COMMENT.sub(fix, after)
-
-
-_FNS: dict[str, list] = {}
-
-
-def _all_fns(src: str):
-    if src not in _FNS:
-        _FNS.clear()
-        _FNS[src] = [(n, d, e, s) for n, s, e, d in functions(src)]
-    return _FNS[src]
