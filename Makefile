@@ -39,7 +39,7 @@ BISECT ?=
 RUNTIME ?=
 OUTPUT ?=
 PY := /usr/bin/python3
-SLABCONV := $(PY) -m slabconv
+SLABCONV := $(PY) $(CURDIR)/slabconv
 SRC_ARGS := --kernel $(KERNEL) $(if $(TREE),--tree $(TREE))
 CFG_ARGS := $(if $(CONFIG),--config $(CONFIG))
 

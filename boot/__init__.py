@@ -18,10 +18,11 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from slabconv.log import SlabconvError, info
+from base.lock import locked
+from base.log import info, SlabconvError
+from . import (busybox as guest_busybox, console, initramfs, iommu as iommu_guest, ktap,
+    module, qemu)
 
-from . import busybox as guest_busybox, console, initramfs, ktap, module, qemu
-from . import iommu as iommu_guest
 
 __all__ = ["BootResult", "run", "DEFAULT_SLUB_DEBUG", "base_cmdline", "console_tail"]
 
@@ -124,7 +125,6 @@ def run(kernel_image, build_dir, src_dir, out_dir, *, arch: str = "x86_64",
     out_dir.mkdir(parents=True, exist_ok=True)
     # one guest at a time per run directory: two runs booting the same
     # configuration at once would write each other's console log and results
-    from fetch.lock import locked
     with locked(out_dir / ".lock", f"the boot run directory {out_dir}", stage="boot"):
         return _run(kernel_image, build_dir, src_dir, out_dir, arch=arch, timeout=timeout,
                     cmdline_extra=cmdline_extra, slub_debug=slub_debug, accel=accel,

@@ -10,8 +10,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from slabconv.log import guarded
-
+from base.log import guarded
 from . import DEFAULT_SLUB_DEBUG, run
 
 

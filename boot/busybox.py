@@ -12,7 +12,7 @@ binary is then extracted with dpkg-deb, checked to be a 32-bit x86 ELF and
 kept with a record of the .deb it came from and its own SHA256
 (boot/busybox-i386/busybox, busybox.json).  guest/init.sh runs unchanged on it.
 
-A run gets it before its first build (slabconv/prefetch.py, `make
+A run gets it before its first build (cli/prefetch.py, `make
 fetch`); afterwards for_arch() only reads the cache.
 
     busybox.for_arch("x86_64") -> Path("/bin/busybox")
@@ -27,8 +27,11 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from slabconv import paths
-from slabconv.log import SlabconvError, info
+import fetch
+from base import paths
+from base.lock import locked
+from base.log import info, SlabconvError
+
 
 HOST_BUSYBOX = Path("/bin/busybox")
 PACKAGE = "busybox-static"
@@ -86,8 +89,6 @@ def _foreign(arch: str) -> Path:
     got = cached(arch)
     if got is not None:
         return got
-    import fetch
-    from fetch.lock import locked
     state, debarch, ei_class, machine = FOREIGN[arch]
     root = paths.cache_dir("boot", f"busybox-{arch}")
     with locked(root / ".lock", f"the {arch} busybox"):

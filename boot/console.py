@@ -54,6 +54,7 @@ from typing import Iterable
 
 from .ktap import clean_line
 
+
 # (kind, regex); order matters only for the kind reported on a line.
 PATTERNS: list[tuple[str, re.Pattern]] = [(k, re.compile(r)) for k, r in [
     ("panic", r"Kernel panic - not syncing"),

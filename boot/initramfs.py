@@ -18,8 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Mapping
 
-from slabconv import paths
-from slabconv.log import SlabconvError, info
+from base import paths
+from base.log import info, SlabconvError
+
 
 GUEST = Path(__file__).resolve().parent / "guest"
 INIT_SCRIPT = GUEST / "init.sh"

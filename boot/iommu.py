@@ -27,9 +27,9 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from slabconv import paths
-from slabconv.log import SlabconvError
-from slabconv import atomic
+from base import atomic, paths
+from base.log import SlabconvError
+
 
 DISK_MIB = 16
 DISK_ID = "slabconv-disk"

@@ -25,7 +25,8 @@ import socket
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from . import console, ktap
+from . import console, console_tail, ktap
+
 
 # BootResult.failures that are about the run, not a test or a console report.
 RUN_FAILURES = ("hang/timeout", "timeout:", "guest did not finish", "test module build failed",
@@ -34,7 +35,6 @@ MAX_TEXT = 20000            # characters of a failure's text (the log has the re
 
 
 def _tail(path: Path, n: int = 40) -> str:
-    from . import console_tail
     return console_tail(path, n)
 
 

@@ -36,7 +36,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from slabconv.log import SlabconvError, info
+import boot
+from base.lock import locked
+from base.log import info, SlabconvError
+from . import junit, summary
+
 
 DEFAULT_TIMEOUT = 120.0
 DEFAULT_JOBS = 2
@@ -146,7 +150,6 @@ def check_specs(specs: list[GuestSpec]) -> None:
 
 
 def _boot_fn():
-    import boot
     return boot.run
 
 
@@ -160,7 +163,6 @@ def run(specs: list[GuestSpec], out_root, *, jobs: int = DEFAULT_JOBS,
     out_root = Path(out_root)
     out_root.mkdir(parents=True, exist_ok=True)
     # the matrix files (results.ktap, junit.xml, summary) are one run's
-    from fetch.lock import locked
     with locked(out_root / ".lock", f"the boot matrix directory {out_root}", stage="matrix"):
         return _run(specs, out_root, jobs, boot_fn, write)
 
@@ -218,7 +220,6 @@ def ktap_document(m: MatrixResult) -> str:
 
 
 def write_outputs(m: MatrixResult) -> dict:
-    from . import junit, summary
     root = m.out_root
     files = {"ktap": root / "results.ktap", "junit": root / "junit.xml",
              "summary": root / "summary.txt", "json": root / "matrix.json"}

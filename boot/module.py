@@ -13,9 +13,10 @@ import os
 import shutil
 from pathlib import Path
 
-from fetch.lock import locked
-from slabconv import paths, proc
-from slabconv.log import SlabconvError, info
+from base import paths, proc
+from base.lock import locked
+from base.log import info, SlabconvError
+
 
 GUEST = Path(__file__).resolve().parent / "guest"
 SOURCES = ("slabconv_test.c", "slabconv_iommu.c", "slabconv_faultinj.c", "Kbuild", "Makefile")

@@ -22,9 +22,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from slabconv import paths
-from slabconv.log import SlabconvError, info
-from slabconv import atomic
+from base import atomic, paths
+from base.log import info, SlabconvError
+
 
 END_MARKER = b"# slabconv: end"
 PROBE_MARKER = b"slabconv-init: probe ok"

@@ -20,13 +20,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from slabconv.log import SlabconvError, info
-from slabconv.proc import require_tool
-
+from base.lock import locked
+from base.log import info, SlabconvError
+from base.proc import require_tool
 from . import apt, debcache, net, suites, unpack
 from .apt import DebInfo, FetchError, Repo
-from .lock import locked
-from .suites import Suite, package_name
+from .suites import package_name, Suite
+
 
 __all__ = ["Tree", "get_tree", "get_deb", "offered_versions", "deb_versions", "FetchError"]
 

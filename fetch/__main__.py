@@ -4,8 +4,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from slabconv.log import SlabconvError, Timer, guarded, info
-
+from base.log import guarded, info, SlabconvError, Timer
 from . import deb_versions, get_tree, offered_versions, suites
 
 

@@ -1,6 +1,6 @@
 """apt access for fetch: private apt states and the system one.
 
-A private state (e.g. "bullseye") lives in slabconv.paths.cache_dir("apt", name):
+A private state (e.g. "bullseye") lives in base.paths.cache_dir("apt", name):
 
     sources.list   the suite's deb lines (signed-by the Debian archive keyring)
     apt.conf       clears the system's APT::Update hooks (appstream, packagekit)
@@ -29,14 +29,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from slabconv import paths
-from slabconv.log import SlabconvError, info
-from slabconv.proc import require_tool
-
+from base import paths
+from base.lock import locked
+from base.log import info, SlabconvError
+from base.proc import require_tool
 from . import net
-from .lock import locked
 from .net import FetchError
-from .suites import SYSTEM, Suite
+from .suites import Suite, SYSTEM
+
 
 MAX_LIST_AGE = 24 * 3600          # refresh private lists older than a day
 UPDATE_TIMEOUT = 900

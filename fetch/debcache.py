@@ -14,8 +14,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from slabconv.log import info
-
+from base.log import info
 from . import net
 from .apt import DebInfo, FetchError, Repo
 

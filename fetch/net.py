@@ -29,7 +29,7 @@ override TRIES, PAUSE and APT_RETRIES (the tests use a pause of 0).
 
 forbid(why) makes every later call() fail at once instead of going to
 the network: the pipeline calls it once everything a run needs is fetched
-(slabconv/prefetch.py), so a run that has started building never waits on
+(cli/prefetch.py), so a run that has started building never waits on
 a mirror; a download that was missed is a bug that shows.
 """
 from __future__ import annotations
@@ -38,7 +38,8 @@ import os
 import time
 from typing import Callable, TypeVar
 
-from slabconv.log import SlabconvError, info
+from base.log import info, SlabconvError
+
 
 T = TypeVar("T")
 
@@ -124,7 +125,7 @@ def call(action: Callable[[], T], what: str, *, stage: str = "fetch") -> T:
     if _forbidden is not None:
         raise FetchError(f"{what} would go to the network, but {_forbidden}; this "
                          f"download was not made up front (a slabconv bug: "
-                         f"slabconv/prefetch.py lists what a run needs)", network=False)
+                         f"cli/prefetch.py lists what a run needs)", network=False)
     waits = pauses()
     tries = len(waits) + 1
     for n in range(1, tries + 1):

@@ -4,7 +4,7 @@ One line per kernel version in VERSIONS.  A version maps to the name of an
 apt "state": either SYSTEM (the machine's own apt configuration, used
 read-only except for refreshing its package lists) or the name of a private
 state described in PRIVATE_SOURCES (its own sources.list, lists and cache
-under slabconv.paths.cache_dir("apt", name)).
+under base.paths.cache_dir("apt", name)).
 """
 from __future__ import annotations
 

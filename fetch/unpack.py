@@ -20,13 +20,13 @@ import tempfile
 import time
 from pathlib import Path
 
-from slabconv import paths
-from slabconv.log import SlabconvError, info
-from slabconv.proc import require_tool, run
-
+from base import paths
+from base.log import info, SlabconvError
+from base.proc import require_tool, run
 from . import debver as dv
 from .apt import FetchError
 from .suites import package_name
+
 
 MARKER = ".slabconv-complete"
 

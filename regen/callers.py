@@ -45,10 +45,11 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from slabconv import paths
-from slabconv.log import SlabconvError, info
-
+from base import paths
+from base.log import info, SlabconvError
 from . import effects, manifest, spatch, tidy
+from .usage import fold_steps
+
 
 # the paragraph a patch's message gets when uses elsewhere were adapted, one
 # Site.describe() a line; and the rules that may adapt them (report/review.py)
@@ -514,7 +515,6 @@ def adapt(series: manifest.Series, entry: manifest.Entry, wt, index: Index,
             + "\n".join(dict.fromkeys(left))
             + "\n  adapt them on your branch (page_slab(), slab_page(), a call instead of "
               "a macro or a function pointer), or add a step to cocci/series.toml that does")
-    from .usage import fold_steps
     for st in fold_steps(tree, result.steps):
         _run(series, st, wt, what)
         result.steps.append(st)

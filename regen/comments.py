@@ -34,6 +34,7 @@ from pathlib import Path
 from .effects import strip_comments
 from .tidy import line_opcodes
 
+
 _TOKEN = re.compile(r"[A-Za-z_]\w*|->|\d+|\S")
 _IDENT = r"[A-Za-z_]\w*"
 # a code expression inside a comment: a->b[->c...], a.b, f(a)

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from .manifest import Expect
 
+
 _COMMENT_OR_STRING = re.compile(r'/\*.*?\*/|//[^\n]*|"(?:\\.|[^"\\\n])*"', re.S)
 
 

@@ -15,9 +15,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from slabconv.log import SlabconvError, info
-
+from base.log import info, SlabconvError
+from regen import field_users
 from . import manifest
+from .worktree import BASE_TAG
 
 
 def removed_members(entry: manifest.Entry) -> list[str]:
@@ -29,7 +30,6 @@ def removed_members(entry: manifest.Entry) -> list[str]:
 
 def uses_left(tree: Path, members: list[str]) -> list:
     """The uses of `members` through a struct page in `tree` (field_users.Use)."""
-    from verify import field_users
     known = field_users.fields()
     unknown = [m for m in members if m not in known]
     if unknown:
@@ -48,7 +48,6 @@ def _baseline_line(tree: Path, f: str, line: int) -> int | None:
     it as it was."""
     import difflib
     import subprocess
-    from .worktree import BASE_TAG
     cp = subprocess.run(["git", "-C", str(tree), "show", f"{BASE_TAG}:{f}"],
                         capture_output=True, text=True, errors="replace")
     if cp.returncode != 0:

@@ -46,7 +46,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from slabconv.log import SlabconvError
+from base.log import SlabconvError
 
 
 @dataclass

@@ -22,8 +22,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from slabconv.log import SlabconvError
-
+from base.log import SlabconvError
 from .effects import strip_comments, struct_span
 
 

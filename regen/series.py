@@ -12,13 +12,14 @@ import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from slabconv import paths
-from slabconv.log import SlabconvError, info
-
+from base import paths
+from base.lock import locked
+from base.log import info, SlabconvError
+from . import (callers, comments, declsplit, effects, guard, kerneldoc, manifest, members,
+    spatch, template, tidy, upstream, usage, warmstart)
 from .spatch import SpatchCrash
-from . import (callers, comments, declsplit, effects, guard, kerneldoc, manifest, members, spatch,
-               template, tidy, upstream, usage, warmstart)
 from .worktree import Identity, WorkTree
+
 
 MANIFEST = "series.toml"
 
@@ -706,7 +707,6 @@ def output_lock(output: Path):
     """The lock of a series directory that regen writes (kept in the cache,
     not beside the directory, which may be in the checkout)."""
     import hashlib
-    from fetch.lock import locked
     key = hashlib.sha256(str(Path(output).resolve()).encode()).hexdigest()[:16]
     return locked(paths.cache_dir("locks") / f"series-{key}.lock", f"the series directory {output}",
                   stage="regen")

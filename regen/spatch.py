@@ -11,15 +11,16 @@ import tempfile
 import threading
 from pathlib import Path
 
-from slabconv.log import SlabconvError, info
+from base import paths
+from base.log import info, SlabconvError
+from base.proc import require_tool, tied
+from . import warmstart
 
 
 class SpatchCrash(SlabconvError):
     """spatch itself failed (a parse error, an exception, a non-zero exit):
     a rule that did not run, never a rule that does not fit the code."""
-from slabconv.proc import require_tool, tied
 
-from . import warmstart
 
 # spatch reports problems in several shapes; keep the ones that name a place.
 _ERR_PATTERNS = [
@@ -96,7 +97,6 @@ def _cache_dir() -> Path | None:
     """Where spatch results are kept ($SLABCONV_SPATCH_CACHE=0 turns it off)."""
     if os.environ.get("SLABCONV_SPATCH_CACHE", "1") == "0":
         return None
-    from slabconv import paths
     return paths.cache_dir("spatch")
 
 

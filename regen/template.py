@@ -13,8 +13,9 @@ import re
 import subprocess
 from pathlib import Path
 
-from slabconv.log import SlabconvError
+from base.log import SlabconvError
 from regen import spatch
+
 
 ANCHOR_RULE = "anchors/definition.cocci"
 

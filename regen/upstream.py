@@ -25,6 +25,7 @@ from pathlib import Path
 
 from . import effects, manifest
 
+
 APPLIED, UPSTREAM, NOT_APPLICABLE = "applied", "upstream", "not applicable"
 
 

@@ -36,10 +36,11 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from slabconv import paths
-from slabconv.log import info
-
+from base import paths
+from base.log import info
+from regen import field_users
 from . import manifest, spatch
+
 
 RULE = paths.COCCI / "rules" / "slab_usage.cocci"
 ROUNDTRIP = "rules/slab_roundtrip.cocci"   # the fold outside mm/
@@ -75,7 +76,6 @@ def may_use_as_slab(text: str) -> bool:
     other forms verify/field_users.may_use() keeps), or such a name passed
     as page_slab(x) or walked as the cursor of a slab_list walk.  Loose: it
     keeps more files than the rule reports on, never fewer."""
-    from verify import field_users
     if field_users.may_use(text):
         return True
     for m in re.finditer(r"[(,]\s*page_slab\(\s*(\w+)\s*\)|"
@@ -89,7 +89,6 @@ def candidates(tree: Path) -> list[str]:
     """The .c and .h files where a page may be used as a slab: a slab
     member after -> or ., a walk with the slab_list member, page_slab();
     narrowed by may_use_as_slab()."""
-    from verify import field_users
     names = "|".join(field_users.fields())
     pat = r"(->|\.)[[:space:]]*(%s)\b|\bslab_list[[:space:]]*\)|\bpage_slab[[:space:]]*\(" % names
     cp = subprocess.run(["grep", "-rlE", "--include=*.c", "--include=*.h", pat, "."],

@@ -39,7 +39,8 @@ import threading
 import time
 from pathlib import Path
 
-from slabconv.proc import tied
+from base.proc import tied
+
 
 ENABLED = os.environ.get("SLABCONV_WARM_START", "1") != "0"
 OPEN_TIMEOUT = 60.0     # seconds for the process to open a pipe once its turn comes

@@ -14,11 +14,11 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from fetch import lock
-from fetch.lock import locked
-from slabconv import atomic
-from slabconv.log import SlabconvError, info
-from slabconv.proc import tied
+from base import atomic, lock
+from base.lock import locked
+from base.log import info, SlabconvError
+from base.proc import tied
+
 
 BASE_TAG = "slabconv-baseline"
 BRANCH = "slabconv"

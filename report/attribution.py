@@ -1,6 +1,6 @@
 """Which rule instance made each hunk of a series: every step run alone.
 
-    python3 -m slabconv attribute --kernel 5.10 [--series DIR]
+    ./slabconv attribute --kernel 5.10 [--series DIR]
     make attribute
 
 regen applies an entry's steps in batches: the rules of a conversion
@@ -46,13 +46,14 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from slabconv import paths
-from slabconv.log import SlabconvError, info
+from base import atomic, paths
+from base.log import info, SlabconvError
+from regen import (comments, declsplit, kerneldoc, manifest as M, members, series as S,
+    spatch, template, tidy)
+from regen.source import resolve, series_dir
+from regen.tidy import line_opcodes
+from . import patches as P, rangediff as RD, reproduce
 
-from . import patches as P
-from . import rangediff as RD
-from . import reproduce
-from slabconv import atomic
 
 RECORD_DIR = "attribution-{version}"
 DRIVER = ("regen/tidy.py", "regen/kerneldoc.py", "regen/declsplit.py", "regen/comments.py")
@@ -92,7 +93,6 @@ class Track:
         self.removed: dict[int, frozenset] = {}
 
     def update(self, text: str, piece: str) -> bool:
-        from regen.tidy import line_opcodes
         new = text.splitlines(keepends=True)
         if new == self.lines:
             return False
@@ -146,8 +146,6 @@ def _show(repo: Path, rev: str, path: str) -> bytes | None:
 def replay_entry(series, entry, patch: P.Patch, repo: Path, commit: str, work: Path) -> EntryResult:
     """Replay `entry` piece by piece on the pre-image of `commit` (the
     patch applied in `repo`), and attribute the hunks of `patch`."""
-    from regen import comments, declsplit, kerneldoc, members, spatch, template, tidy
-    from regen import series as S
     t0 = time.monotonic()
     res = EntryResult(entry.id, patch.number, False, [])
     root = work / entry.id
@@ -427,8 +425,6 @@ def attribute(version: str, series_dir: Path, *, tree: str | None = None,
               jobs: int = 2, manifest_path: Path | None = None) -> Attribution:
     """Apply the series in a scratch repository, replay every entry piece by
     piece (`jobs` entries at a time) and attribute every hunk."""
-    from regen import manifest as M
-    from regen import spatch
     t0 = time.monotonic()
     mpath = manifest_path or paths.COCCI / "series.toml"
     man = M.load(mpath)
@@ -554,8 +550,6 @@ def find(version: str, series: str, root: Path | None = None) -> Attribution | N
 
 
 def cmd_attribute(args) -> int:
-    from slabconv.source import series_dir
-    from slabconv.source import resolve
     version = args.kernel or paths.DEFAULT_KERNEL
     if args.series:
         d = Path(args.series).resolve()

@@ -23,11 +23,13 @@ import textwrap
 import time
 from pathlib import Path
 
-from slabconv import paths
-from slabconv.log import SlabconvError, info
+from base import atomic, paths
+from base.lock import locked
+from base.log import info, SlabconvError
+from regen.source import DEFAULT_CONFIGS, resolve
+from verify.bisect import ConfigResult
+from . import patches as P, results as R
 
-from . import results as R
-from slabconv import atomic
 
 WIDTH = 72
 SHORTLOG_RE = re.compile(r"^\S.* \(\d+\):$")      # git shortlog's "Author (58):"
@@ -49,7 +51,6 @@ def _this(results: dict, name: str):
 
 
 def _configs(results: dict, prefix: str) -> list[str]:
-    from slabconv.source import DEFAULT_CONFIGS
     names = [n[len(prefix):] for n in results if n.startswith(prefix)]
     names = [n for n in names if not n.startswith("reference-")]
     order = list(DEFAULT_CONFIGS)
@@ -84,7 +85,6 @@ def _tests(d: dict) -> str:
 def testing(results: dict) -> tuple[list[str], list[str]]:
     """The Testing section's lines, and the checks with no result for this
     series (`results`: report.results.find() of the series)."""
-    from verify.bisect import ConfigResult
     out: list[str] = []
     not_run: list[str] = []
 
@@ -303,7 +303,6 @@ def write(series_dir: Path, out: Path, version: str, untested: bool = False, *,
     cover letter, a changelog against the series at git revision `previous`,
     Cc: lines from `cc_tree`'s get_maintainer.pl, and threading headers
     (each patch a reply to the cover letter); returns the files written."""
-    from . import patches as P
     files = P.numbered_patches(series_dir)
     cover = series_dir / "0000-cover-letter.patch"
     if not files or not cover.is_file():
@@ -340,7 +339,6 @@ def write(series_dir: Path, out: Path, version: str, untested: bool = False, *,
                               f"References: {ids[0]}"])
                  for i, t in enumerate(texts, 1)]
     import hashlib
-    from fetch.lock import locked
     out.mkdir(parents=True, exist_ok=True)
     key = hashlib.sha256(str(Path(out).resolve()).encode()).hexdigest()[:16]
     # two runs writing the same copy: one after the other, each file whole
@@ -362,7 +360,6 @@ def cmd_mail(args) -> int:
     out = Path(args.output).resolve() if args.output else paths.cache_dir("mail", version)
     cc_tree = None
     if args.cc_maintainers:
-        from slabconv.source import resolve
         cc_tree = resolve(version, args.tree).tree
     files = write(series, out, version, untested=args.untested, previous=args.previous,
                   cc_tree=cc_tree, thread=not args.no_thread)

@@ -1,6 +1,6 @@
 """`git range-diff` between two generations of a series, or the series of two kernels.
 
-    python3 -m slabconv range-diff --kernel 5.10 [--old REV|DIR] [--new DIR]
+    ./slabconv range-diff --kernel 5.10 [--old REV|DIR] [--new DIR]
                                    [--old-kernel K] [--output FILE]
     make range-diff [OLD=REV|DIR] [NEW=DIR] [OLD_KERNEL=6.1] [OUT=FILE]
 
@@ -37,12 +37,13 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from slabconv import paths
-from slabconv.log import SlabconvError, info
+from base import atomic, paths
+from base.log import info, SlabconvError
+from regen.series import series_date
+from regen.source import resolve, series_dir
+from regen.worktree import BASE_TAG, LAYOUT, MARKER, user_identity, WorkTree
+from . import patches as P, results as R
 
-from . import patches as P
-from . import results as R
-from slabconv import atomic
 
 RECORD_DIR = "rangediff-{version}"
 # one line of `git range-diff --no-color`: "1:  abc1234 = 1:  def5678 subject",
@@ -173,9 +174,6 @@ def baseline_of(side: Side, tree: str | None = None) -> tuple[Path, str]:
     baseline regen commits of the kernel source its SOURCE names (or of
     `tree`), made once per source in the cache.  A work tree regen made
     already is only read, never reset."""
-    from regen.worktree import BASE_TAG, MARKER, LAYOUT, WorkTree, user_identity
-    from regen.series import series_date
-    from slabconv.source import resolve
     m = re.match(r"^linux-source-([0-9.]+)_(\S+)$", side.source.get("source", ""))
     if tree is None and not m:
         raise SlabconvError(f"{side.label}: its SOURCE names no packaged kernel "
@@ -302,8 +300,6 @@ def find(version: str, series: str, root: Path | None = None) -> dict | None:
 # command line
 
 def cmd_range_diff(args) -> int:
-    from slabconv.source import series_dir
-    from slabconv.source import resolve
     version = args.kernel or paths.DEFAULT_KERNEL
     tmp = Path(tempfile.mkdtemp(prefix="rangediff-", dir=paths.cache_dir("rangediff")))
     try:

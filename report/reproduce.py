@@ -27,11 +27,9 @@ import subprocess
 import time
 from pathlib import Path
 
-from slabconv import paths
+from base import atomic, paths
+from . import patches as P, results as R
 
-from . import patches as P
-from . import results as R
-from slabconv import atomic
 
 RECORD_DIR = "regen-{version}"
 INPUTS = ("cocci", "regen", "slabconv")     # what a regen is made of, in this repository

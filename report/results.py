@@ -31,8 +31,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from slabconv import paths
-from slabconv import atomic
+from base import atomic, paths
+
 
 RECORD_DIR = "results-{version}"
 

@@ -1,6 +1,6 @@
 """The review report: each rule beside the hunks it produced, and the results.
 
-    python3 -m slabconv review --kernel 5.10 [--output DIR] [--series DIR]
+    ./slabconv review --kernel 5.10 [--output DIR] [--series DIR]
     make review
 
 Reads, never runs anything: the manifest (cocci/series.toml, each
@@ -42,16 +42,15 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from regen import callers
-from slabconv import paths
-from slabconv.log import SlabconvError, info
+from base import atomic, paths
+from base.lock import locked
+from base.log import info, SlabconvError
+from regen import callers, manifest as M
+from regen.source import DEFAULT_CONFIGS, kernel_version
+from regen.worktree import tree_id
+from verify.bisect import ConfigResult
+from . import attribution as A, patches as P, rangediff as RD, reproduce, results as R
 
-from . import attribution as A
-from . import patches as P
-from . import rangediff as RD
-from . import reproduce
-from . import results as R
-from slabconv import atomic
 
 MEMBERS = "regen/members.py"
 SECTIONS = [("summary", "Summary"), ("rules", "Rules and templates"),
@@ -380,7 +379,7 @@ class Review:
         seen = list(defaults)
         for name in sorted(self.results):
             # boot-reference-<config>: a reference run on the unpatched kernel
-            # (slabconv.reference), not a result of the series
+            # (cli.reference), not a result of the series
             if name.startswith(prefix) and name[len(prefix):] not in seen \
                     and not name[len(prefix):].startswith("reference-"):
                 seen.append(name[len(prefix):])
@@ -390,7 +389,6 @@ class Review:
 def build(version: str, series_dir: Path | None = None, *, cocci: Path | None = None,
           repo: Path | None = None, cache: Path | None = None) -> Review:
     """Read everything the review shows (no tool is run)."""
-    from regen import manifest as M
     repo = repo or paths.REPO
     cocci = cocci or paths.COCCI
     series_dir = Path(series_dir or paths.GENERATED / version)
@@ -818,7 +816,6 @@ def _html_summary(rv: Review, w) -> None:
 
 
 def _result_rows(rv: Review) -> list[tuple[str, str, str]]:
-    from slabconv.source import DEFAULT_CONFIGS
     rows = []
     for c in rv.configs("verify-", DEFAULT_CONFIGS):
         rows.append((f"verify {c}", "verify", status_of(rv.results.get(f"verify-{c}"))))
@@ -1137,7 +1134,6 @@ def _html_skipped(rv: Review, w) -> None:
 
 
 def _html_verify(rv: Review, w) -> None:
-    from slabconv.source import DEFAULT_CONFIGS
     _sec(w, "verify")
     w('<p>Baseline and patched kernel per configuration: the build, new compiler '
       'warnings, sparse warnings (baseline &rarr; patched).</p>')
@@ -1281,7 +1277,6 @@ def _patch_run_marks(p: dict) -> tuple:
 
 def _run_lines(c: dict) -> list:
     """One line each for a configuration's object-code check and runtime bisect."""
-    from verify.bisect import ConfigResult
     r = ConfigResult.from_dict(c)
     return [x for x in (r.code_line(), r.runtime_line()) if x]
 
@@ -1327,7 +1322,6 @@ def _html_residue(rv: Review, w) -> None:
 
 
 def _html_boot(rv: Review, w) -> None:
-    from slabconv.source import DEFAULT_CONFIGS
     _sec(w, "boot")
     w('<p>The patched kernel of each configuration booted in QEMU with the in-guest tests '
       '(KTAP).</p>')
@@ -1375,7 +1369,6 @@ def _html_notes(rv: Review, w) -> None:
 # plain text
 
 def render_text(rv: Review) -> str:
-    from slabconv.source import DEFAULT_CONFIGS
     o: list[str] = []
     w = o.append
 
@@ -1600,7 +1593,6 @@ def _wrap(text: str, indent: str = "") -> str:
 # command line
 
 def write(rv: Review, out: Path) -> tuple[Path, Path]:
-    from fetch.lock import locked
     out.mkdir(parents=True, exist_ok=True)
     h, t = out / "review.html", out / "review.txt"
     html, text = render_html(rv), render_text(rv)
@@ -1621,8 +1613,6 @@ def cmd_review(args) -> int:
     version = args.kernel or paths.DEFAULT_KERNEL
     series = Path(args.series).resolve() if args.series else None
     if series is None and args.tree:
-        from regen.worktree import tree_id
-        from slabconv.source import kernel_version
         t = Path(args.tree).expanduser().resolve()
         version = kernel_version(t)
         series = paths.cache_root() / "out" / tree_id(t) / "patches"

@@ -16,7 +16,7 @@ def pytest_configure(config):
 @pytest.fixture(autouse=True)
 def _network_allowed_again():
     """A command run in-process forbids the network once it has fetched
-    (slabconv/prefetch.py); the next test starts with it allowed."""
+    (cli/prefetch.py); the next test starts with it allowed."""
     yield
     from fetch import net
     net.allow()
@@ -40,8 +40,9 @@ def patched_kernel():
     tests/test_verify_bisect_real.py proves that check on a planted series.
     SLAB and SLOB: `allocator_kernel`.  Returns the VerifyResult; the e2e
     and boot integration tests share it."""
-    from slabconv import paths, pipeline
-    from slabconv.source import resolve
+    from base import paths
+    from cli import pipeline
+    from regen.source import resolve
     src = resolve(paths.DEFAULT_KERNEL, None)
     ap = pipeline.apply_series(src, paths.GENERATED / paths.DEFAULT_KERNEL)
     vr = pipeline.verify_applied(ap, ("slub",), bisect_configs=())
@@ -56,8 +57,9 @@ def _committed_series_built(config: str):
     configuration are `slabconv verify --config <config>`'s, not the boot
     tests').  The VerifyResult, with .applied."""
     import verify
-    from slabconv import paths, pipeline
-    from slabconv.source import resolve
+    from base import paths
+    from cli import pipeline
+    from regen.source import resolve
     src = resolve(paths.DEFAULT_KERNEL, None)
     ap = pipeline.apply_series(src, paths.GENERATED / paths.DEFAULT_KERNEL)
     vr = verify.check_build(src.tree, ap.tree, paths.cache_dir("build", src.version),

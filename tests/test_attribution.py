@@ -17,7 +17,7 @@ from report import attribution as A
 from report import patches as P
 from report import results as R
 from report import review
-from slabconv import paths
+from base import paths
 
 FILLER = "".join(f"static int filler{i};\n" for i in range(12))
 SLUB = (textwrap.dedent("""\

@@ -1,5 +1,6 @@
 """make bench's runtime-bisect figures, from a recorded per-patch check."""
-from report import bench, results
+from cli import bench
+from report import results
 
 
 def test_runtime_figures_from_the_recorded_per_patch_check(tmp_path, monkeypatch):

@@ -1,4 +1,4 @@
-"""make bench (report/bench.py) wired with its heavy parts replaced: it
+"""make bench (cli/bench.py) wired with its heavy parts replaced: it
 regenerates four times (warm-up, two with every spatch run made, one
 cached), builds the matrix's kernels without verify's other checks, boots
 them, and prints per-entry times, spatch peak memory and a line per guest
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from report import bench
+from cli import bench
 
 
 class _Res:
@@ -32,7 +32,7 @@ def _guest(name, arch, seconds, verdict="PASS"):
 @pytest.fixture
 def faked(cache, tmp_path, monkeypatch):
     from regen import template, spatch, warmstart
-    from slabconv import pipeline
+    from cli import pipeline
     import verify
     calls = {"regen": [], "verify": None}
     times = iter([9.0, 51.5, 49.75, 4.9])          # warm-up, cold, cold, cached
@@ -70,7 +70,8 @@ def faked(cache, tmp_path, monkeypatch):
 
 
 def test_bench_prints_and_records_every_figure(faked, capsys):
-    from slabconv import paths, pipeline
+    from base import paths
+    from cli import pipeline
     args = types.SimpleNamespace(config="slub", output=None)
     assert bench.cmd_bench(args) == 0
     out = capsys.readouterr().out
@@ -93,7 +94,7 @@ def test_bench_prints_and_records_every_figure(faked, capsys):
 
 def test_main_job_figures_against_their_goals(tmp_path, monkeypatch):
     import json as _json
-    from report import bench as _B
+    from cli import bench as _B
     monkeypatch.setenv("SLABCONV_CACHE", str(tmp_path))
     runs = tmp_path / "runs"
     runs.mkdir()

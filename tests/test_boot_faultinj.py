@@ -31,7 +31,8 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from boot import ktap, matrix  # noqa: E402
-from slabconv import paths, pipeline  # noqa: E402
+from base import paths  # noqa: E402
+from cli import pipeline
 
 pytestmark = [pytest.mark.slow, pytest.mark.network]
 
@@ -65,7 +66,7 @@ def symbolize(vmlinux: Path, addrs) -> dict:
 @pytest.fixture(scope="module")
 def defective_kernel(tmp_path_factory):
     import verify
-    from slabconv.source import resolve
+    from regen.source import resolve
     src = resolve(paths.DEFAULT_KERNEL, None)
     series = paths.GENERATED / paths.DEFAULT_KERNEL
     first11 = sorted(p for p in series.glob("[0-9][0-9][0-9][0-9]-*.patch")

@@ -11,7 +11,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from boot import busybox, matrix  # noqa: E402
 from boot.ktap import Status  # noqa: E402
-from slabconv import paths, pipeline  # noqa: E402
+from base import paths  # noqa: E402
+from cli import pipeline
 
 pytestmark = [pytest.mark.slow, pytest.mark.network]
 
@@ -22,7 +23,7 @@ def i386_kernel():
     i386 warning gates are `slabconv verify --config slub-i386`'s; the
     struct slab layout on i386 is tests/test_layout_real.py's)."""
     import verify
-    from slabconv.source import resolve
+    from regen.source import resolve
     src = resolve(paths.DEFAULT_KERNEL, None)
     ap = pipeline.apply_series(src, paths.GENERATED / paths.DEFAULT_KERNEL)
     ident = f"{src.source_id}@{ap.baseline_id[:12]}"

@@ -94,7 +94,7 @@ def test_newc_roundtrip(tmp_path):
 
 
 def test_missing_module_is_an_error(cache, tmp_path):
-    from slabconv.log import SlabconvError
+    from base.log import SlabconvError
     with pytest.raises(SlabconvError):
         initramfs.build([tmp_path / "nope.ko"])
 

@@ -26,7 +26,8 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from boot.ktap import Status  # noqa: E402
-from slabconv import paths, pipeline  # noqa: E402
+from base import paths  # noqa: E402
+from cli import pipeline
 from verify import kbuild, tree  # noqa: E402
 
 pytestmark = [pytest.mark.slow, pytest.mark.network]

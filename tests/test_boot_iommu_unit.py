@@ -12,8 +12,8 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from boot import console, iommu, ktap, qemu  # noqa: E402
-from slabconv import pipeline  # noqa: E402
-from slabconv.log import SlabconvError  # noqa: E402
+from cli import pipeline  # noqa: E402
+from base.log import SlabconvError  # noqa: E402
 
 
 def test_strict_guest_devices_and_parameters(cache):

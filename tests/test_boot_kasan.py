@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import boot  # noqa: E402
 from boot.ktap import Status  # noqa: E402
-from slabconv import pipeline  # noqa: E402
+from cli import pipeline  # noqa: E402
 
 pytestmark = [pytest.mark.slow, pytest.mark.network]
 

@@ -14,7 +14,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import boot  # noqa: E402
 from boot import junit, matrix, qemu, summary  # noqa: E402
-from slabconv.log import SlabconvError  # noqa: E402
+from base.log import SlabconvError  # noqa: E402
 
 # fake=pass|slubbug|warn|hang|fail|sleepN (several: "fake=sleep2 fake=pass")
 FAKE_QEMU = r"""#!/bin/sh
@@ -235,7 +235,7 @@ def test_busybox_per_arch():
 
 
 def test_pipeline_guest_specs(tmp_path):
-    from slabconv import pipeline
+    from cli import pipeline
 
     class B:
         ok, image = True, tmp_path / "bzImage"

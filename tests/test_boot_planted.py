@@ -22,7 +22,8 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from boot import matrix  # noqa: E402
-from slabconv import paths, pipeline  # noqa: E402
+from base import paths  # noqa: E402
+from cli import pipeline
 
 pytestmark = [pytest.mark.slow, pytest.mark.network]
 
@@ -34,7 +35,7 @@ SLUB_REPORT = re.compile(r"\bBUG (\S+) \((?:Not tainted|Tainted[^)]*)\): ")
 @pytest.fixture(scope="module")
 def planted_kernel():
     import verify
-    from slabconv.source import resolve
+    from regen.source import resolve
     src = resolve(paths.DEFAULT_KERNEL, None)
     ap = pipeline.apply_series(src, paths.GENERATED / paths.DEFAULT_KERNEL)
     patches = sorted(PLANTED.glob("*.patch"))

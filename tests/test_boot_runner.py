@@ -11,7 +11,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from boot import module, qemu  # noqa: E402
-from slabconv.log import SlabconvError  # noqa: E402
+from base.log import SlabconvError  # noqa: E402
 
 FAKE_QEMU = """#!/bin/sh
 # Fake qemu: find the chardev paths, then behave as $FAKE_MODE says.
@@ -136,7 +136,7 @@ def test_module_key_tracks_kernel_build(tmp_path):
 
 
 def test_boot_arguments_per_configuration():
-    from slabconv import pipeline
+    from cli import pipeline
     from verify import kconfig
     assert pipeline.boot_args("slub") == {"slub_debug": "FZPU", "cmdline_extra": ""}
     assert pipeline.boot_args("slab", "slabconv.inject=nofree") == {

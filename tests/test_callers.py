@@ -14,7 +14,7 @@ import pytest
 
 from regen import callers, series
 from regen.worktree import Identity
-from slabconv.log import SlabconvError
+from base.log import SlabconvError
 from tests.test_regen import write_manifest
 
 ID = Identity("Test Dev", "dev@example.org")

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from slabconv import paths
+from base import paths
 from verify import checkpatch as C
 
 pytestmark = pytest.mark.network
@@ -29,7 +29,7 @@ def tree():
     env = os.environ.get("SLABCONV_TEST_SRC")
     if env:
         return Path(env).resolve()
-    from slabconv.source import resolve
+    from regen.source import resolve
     return resolve(paths.DEFAULT_KERNEL, None).tree
 
 
@@ -129,7 +129,7 @@ def test_a_complaint_carried_over_from_5_10_is_inherited(tree, tmp_path):
 def test_the_committed_series_is_checked_patch_by_patch(tree):
     """Every patch is checked and its findings parsed (the counts agree with
     checkpatch's own totals).  Whether the series passes is the gate's
-    business (python3 -m slabconv checkpatch), not this test's."""
+    business (./slabconv checkpatch), not this test's."""
     ps = C.series_patches(SERIES)
     r = C.check(tree, ps)
     assert [p.patch for p in r.patches] == [p.name for p in ps]

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from slabconv.log import SlabconvError
+from base.log import SlabconvError
 from verify import checkpatch as C
 
 OUTPUT = """\

@@ -77,7 +77,7 @@ def _overlapping(iv) -> list:
 CRITICAL = """
     import contextlib, os, sys, time
     from pathlib import Path
-    from fetch.lock import locked
+    from base.lock import locked
     lock, log, planted = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3] == "1"
     cm = contextlib.nullcontext() if planted else locked(lock, "the test's section")
     with cm:
@@ -112,10 +112,10 @@ def test_the_check_catches_a_section_without_the_lock(tmp_path):
 
 
 def test_the_waiting_message_names_the_holders_pid(tmp_path):
-    from fetch import lock
+    from base import lock
     holder = _spawn("""
         import sys, time
-        from fetch.lock import locked
+        from base.lock import locked
         with locked(__import__("pathlib").Path(sys.argv[1]), "x"):
             print("held", flush=True)
             time.sleep(1.5)
@@ -323,7 +323,7 @@ def test_spatch_and_git_die_with_a_driver_killed_by_sigkill(tmp_path):
     os.mkfifo(tmp_path / "fifo")
     drv = _spawn("""
         import subprocess, sys
-        from slabconv.proc import tied
+        from base.proc import tied
         quiet = dict(stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         p = subprocess.Popen(tied(["sleep", "300"]), **quiet)
         q = subprocess.Popen(tied(["sh", "-c", "exec cat " + sys.argv[1]]), **quiet)  # blocks on a fifo
@@ -395,7 +395,7 @@ def _regen(cwd: Path, *args) -> subprocess.Popen:
     # a series written elsewhere than generated-patches/ takes the committed identity too
     ident = re.search(r"^identity: (.*)$", (COMMITTED / "SOURCE").read_text(), re.M)
     env["SLABCONV_IDENTITY"] = ident.group(1)
-    return subprocess.Popen([PY, "-m", "slabconv", "regen", "--kernel", "5.10", *args],
+    return subprocess.Popen([str(REPO / "slabconv"), "regen", "--kernel", "5.10", *args],
                             cwd=cwd, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
 
@@ -411,7 +411,7 @@ def _same_as_committed(series: Path) -> list[str]:
 def _orphans() -> list[str]:
     """spatch or git processes left without their driver (reparented to
     init or a subreaper) that work in this cache."""
-    from slabconv import paths
+    from base import paths
     root = str(paths.cache_root())
     out = []
     for d in Path("/proc").iterdir():
@@ -446,7 +446,7 @@ def test_four_regenerations_in_four_clones_at_once(tmp_path):
 def test_a_regeneration_and_layout_at_once(tmp_path):
     clone = _clone(tmp_path / "clone")
     regen = _regen(clone)
-    layout = subprocess.Popen([PY, "-m", "slabconv", "layout", "--kernel", "5.10"], cwd=REPO,
+    layout = subprocess.Popen([str(REPO / "slabconv"), "layout", "--kernel", "5.10"], cwd=REPO,
                               env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                               text=True, start_new_session=True)
     (rc_r, _, err_r), (rc_l, out_l, err_l) = _finish([regen, layout], timeout=REGEN_TIMEOUT)

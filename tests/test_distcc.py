@@ -26,8 +26,8 @@ from pathlib import Path
 
 import pytest
 
-from slabconv import paths
-from slabconv.source import resolve
+from base import paths
+from regen.source import resolve
 from tests.distccfarm import Farm
 from verify import kbuild, kconfig, tree
 from verify import warnings as W

@@ -14,8 +14,9 @@ import pytest
 
 from regen import series
 from regen.worktree import parse_identity
-from slabconv import paths, pipeline
-from slabconv.source import resolve
+from base import paths
+from cli import pipeline
+from regen.source import resolve
 
 pytestmark = [pytest.mark.slow, pytest.mark.network]
 
@@ -171,7 +172,7 @@ def test_regen_on_a_users_branch_converts_its_local_changes(source, tmp_path):
     converted, and the user's tree is not touched."""
     import subprocess
     from regen.worktree import Identity
-    from slabconv.source import resolve as resolve_tree
+    from regen.source import resolve as resolve_tree
     user = tmp_path / "linux"
     subprocess.run(["cp", "-R", str(source.tree), str(user)], check=True)
     subprocess.run(["chmod", "-R", "u+w", str(user)], check=True)

@@ -15,8 +15,9 @@ import subprocess
 import pytest
 
 from regen import effects, manifest
-from slabconv import paths, pipeline
-from slabconv.source import resolve
+from base import paths
+from cli import pipeline
+from regen.source import resolve
 
 pytestmark = [pytest.mark.network]
 

@@ -22,8 +22,8 @@ import fetch.__main__ as fetch_cli
 from fetch import apt, debver, suites, unpack
 from fetch.apt import DebInfo, FetchError
 from fetch.suites import Suite, package_name
-from slabconv.log import SlabconvError
-from slabconv.proc import require_tool
+from base.log import SlabconvError
+from base.proc import require_tool
 
 
 

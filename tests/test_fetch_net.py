@@ -27,8 +27,8 @@ from boot import busybox  # noqa: E402
 from fakemirror import ELF_I386, Archive, Mirror, build_deb, dead_url  # noqa: E402
 from fetch import net, suites, unpack  # noqa: E402
 from fetch.net import FetchError  # noqa: E402
-from slabconv import cli, prefetch  # noqa: E402
-from slabconv.log import SlabconvError  # noqa: E402
+from cli import main as cli, prefetch  # noqa: E402
+from base.log import SlabconvError  # noqa: E402
 
 DEBV = "5.10.999-1"
 BB_VERSION = "1:1.35.0-4+deb12u1+b1"
@@ -312,7 +312,7 @@ class Stop(Exception):
 def test_a_run_fetches_everything_before_anything_else(argv, boots, monkeypatch):
     """The first thing a command does is prefetch.inputs() with every
     configuration it will boot; nothing runs before it."""
-    from slabconv import cli as slabconv_cli, pipeline  # noqa: F401
+    from cli import main as slabconv_cli, pipeline  # noqa: F401
     from regen import series
     seen = []
 

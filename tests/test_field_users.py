@@ -1,10 +1,11 @@
-"""verify/field_users.py on a tiny tree: the users of the slab members of
+"""regen/field_users.py and verify/field_users.py on a tiny tree: the users of the slab members of
 struct page are found by the rule, and the coverage says which build
 compiled each (no kernel needed)."""
 import textwrap
 from pathlib import Path
 
-from verify import field_users
+from regen import field_users
+from verify import field_users as coverage
 
 
 def _tree(tmp_path: Path) -> Path:
@@ -51,7 +52,7 @@ def test_coverage_names_the_build_or_why_not(tmp_path):
     o = tmp_path / "o"
     (o / "mm").mkdir(parents=True)
     (o / "mm" / "user.o").write_bytes(b"")
-    rows = {r["file"]: r for r in field_users.coverage(users, {"slub": o})}
+    rows = {r["file"]: r for r in coverage.coverage(users, {"slub": o})}
     assert rows["mm/user.c"]["built_by"] == ["slub"]
     assert rows["arch/powerpc/mm/pp.c"]["built_by"] == []
     assert "powerpc" in rows["arch/powerpc/mm/pp.c"]["why_not"]
@@ -62,13 +63,13 @@ def test_a_file_no_x86_build_reaches_gets_compiled_tomls_reason(tmp_path):
     """mm/kasan/tags_report.c (software tag-based KASAN, arm64 only): the
     reason is verify/compiled.toml's, not a bare 'not built'."""
     from verify.compiled import Allowed, load_allowlist
-    rows = field_users.coverage(["mm/kasan/tags_report.c", "mm/other.c"], {"slub": tmp_path})
+    rows = coverage.coverage(["mm/kasan/tags_report.c", "mm/other.c"], {"slub": tmp_path})
     assert "arm64" in rows[0]["why_not"]
     assert rows[0]["why_not"] == next(a.reason for a in load_allowlist()
                                       if a.file == "mm/kasan/tags_report.c")
     assert rows[1]["why_not"].startswith("no configured build")
     # a match-limited entry is about some lines, not the whole file
-    rows = field_users.coverage(["mm/other.c"], {"slub": tmp_path},
+    rows = coverage.coverage(["mm/other.c"], {"slub": tmp_path},
                                 allow=[Allowed("mm/other.c", "foo", "some lines")])
     assert rows[0]["why_not"].startswith("no configured build")
 
@@ -88,7 +89,7 @@ def test_nothing_to_prove_on_a_kernel_whose_struct_page_has_no_slab_members(tmp_
     """6.1, 6.12: upstream removed the members before the series, so the
     before/after scan (minutes over the whole tree) is not run and the
     summary says why."""
-    from slabconv import pipeline
+    from cli import pipeline
     converted = tmp_path / "base"
     (converted / "include" / "linux").mkdir(parents=True)
     (converted / "include" / "linux" / "mm_types.h").write_text(

@@ -23,8 +23,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from slabconv import paths
-from slabconv.proc import require_tool
+from base import paths
+from base.proc import require_tool
 from verify import layout, tree
 
 pytestmark = [pytest.mark.slow, pytest.mark.network]
@@ -40,8 +40,8 @@ FLAGS_EXPR = "offsetof(struct page, flags) == offsetof(struct slab, flags)"
 def series():
     for tool, pkg in (("gcc", "gcc"), ("make", "make")):
         require_tool(tool, pkg)                 # missing: a failure, not a skip
-    from slabconv import pipeline
-    from slabconv.source import resolve
+    from cli import pipeline
+    from regen.source import resolve
     src = resolve(paths.DEFAULT_KERNEL, None)
     ap = pipeline.apply_series(src, paths.GENERATED / paths.DEFAULT_KERNEL)
     out_root = paths.cache_dir("build", ap.src.version)
@@ -161,9 +161,9 @@ def test_page_passed_for_a_slab_fails_the_build(series, tmp_path):
 
 
 def test_slabconv_layout_command(series):
-    """python3 -m slabconv layout applies the committed series and passes
+    """./slabconv layout applies the committed series and passes
     (the builds are the fixture's: nothing to compile)."""
-    cp = subprocess.run([sys.executable, "-m", "slabconv", "layout", "--configs",
+    cp = subprocess.run([str(REPO / "slabconv"), "layout", "--configs",
                          "layout-i386,layout-x86_64-nomemcg"], cwd=REPO,
                         capture_output=True, text=True)
     assert cp.returncode == 0, cp.stdout + cp.stderr

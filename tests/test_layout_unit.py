@@ -6,8 +6,8 @@ import os
 
 import pytest
 
-from slabconv.log import SlabconvError
-from slabconv.paths import COCCI
+from base.log import SlabconvError
+from base.paths import COCCI
 from verify import kconfig, layout, tree
 
 # The end of the series (after "mm: Remove slab from struct page").
@@ -370,7 +370,7 @@ def test_prepare_tree_without_a_baseline_copies(tmp_path):
 
 
 def test_command_lines_parse():
-    from slabconv.cli import build_parser
+    from cli.main import build_parser
     a = build_parser().parse_args(["layout", "--configs", "layout-i386", "--json", "x.json"])
     assert a.func.__name__ == "cmd_layout" and a.configs == "layout-i386"
     assert a.objects == ",".join(layout.OBJECTS)

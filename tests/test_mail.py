@@ -5,8 +5,8 @@ import shutil
 import pytest
 
 from report import mail, patches as P, results as R
-from slabconv import paths
-from slabconv.log import SlabconvError
+from base import paths
+from base.log import SlabconvError
 
 
 @pytest.fixture
@@ -154,7 +154,7 @@ def test_the_changelog_names_new_dropped_and_changed_patches(series, tmp_path):
 def tree510():
     """The packaged 5.10 tree of the real cache (before `series` points
     SLABCONV_CACHE at a temporary one)."""
-    from slabconv.source import resolve
+    from regen.source import resolve
     return resolve("5.10", None).tree
 
 

@@ -5,7 +5,7 @@ import sys
 from pathlib import Path
 
 from report import patches as P
-from slabconv import paths
+from base import paths
 from verify import messages as M
 
 REPO = Path(__file__).resolve().parent.parent

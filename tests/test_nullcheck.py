@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from slabconv.log import SlabconvError
+from base.log import SlabconvError
 from verify import bisect, nullcheck
 
 BASE_C = """\
@@ -249,8 +249,9 @@ def _applied_series_repo(tmp_path: Path) -> Path:
     a repository that has it already, used instead (only cloned)."""
     src = os.environ.get("SLABCONV_TEST_SERIES_REPO")
     if not src:
-        from slabconv import paths, pipeline
-        from slabconv.source import resolve
+        from base import paths
+        from cli import pipeline
+        from regen.source import resolve
         ap = pipeline.apply_series(resolve(paths.DEFAULT_KERNEL, None),
                                    paths.GENERATED / paths.DEFAULT_KERNEL)
         src = str(ap.tree)

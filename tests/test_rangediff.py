@@ -110,7 +110,7 @@ def test_two_kernels_two_baselines(tmp_path):
 
 
 def test_a_series_that_does_not_apply_is_an_error(tmp_path):
-    from slabconv.log import SlabconvError
+    from base.log import SlabconvError
     base = kernel(tmp_path, "k510")
     d = series(tmp_path, base, "old")
     other = kernel(tmp_path / "x", "kx", extra="")
@@ -150,7 +150,7 @@ def test_side_from_a_revision_of_this_repository(tmp_path):
     s = RD.side_from_rev("HEAD", "5.10", tmp_path / "old")
     assert len(s.patches) > 50 and s.source.get("source", "").startswith("linux-source-5.10_")
     assert s.label.startswith("HEAD (")
-    from slabconv.log import SlabconvError
+    from base.log import SlabconvError
     with pytest.raises(SlabconvError):
         RD.side_from_rev("no-such-revision-xyz", "5.10", tmp_path / "x")
     with pytest.raises(SlabconvError):
@@ -163,8 +163,8 @@ def test_cli_on_5_10_a_planted_old_series_against_the_working_copy(tmp_path, mon
     working copy's series.  The record goes to a private directory, not
     over the working copy's own record in the cache."""
     import shutil
-    from slabconv import paths
-    from slabconv.cli import main
+    from base import paths
+    from cli.main import main
     from report import patches as P
     monkeypatch.setattr(RD, "record_dir", lambda version, root=None: tmp_path / "records")
     old = tmp_path / "old"
@@ -198,8 +198,8 @@ def test_a_rule_change_shows_in_the_patches_it_changes_only(tmp_path):
     from regen import series as S
     from regen.worktree import parse_identity
     from report import patches as P
-    from slabconv import paths
-    from slabconv.source import resolve
+    from base import paths
+    from regen.source import resolve
     old_line = "/* The pages were queued as a ring without its head: put one back. */"
     new_line = "/* Queued as a ring without its head: put one page back on it. */"
     cocci = tmp_path / "cocci"

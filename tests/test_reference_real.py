@@ -1,7 +1,7 @@
 """A reference run through `slabconv reference` (slow: builds and boots).
 
 The packaged linux-source-5.10, unpatched, in the slub configuration, built
-and booted by slabconv.reference exactly as `make reference` builds and
+and booted by cli.reference exactly as `make reference` builds and
 boots 6.1 and 6.12 (upstream's own struct slab): the same guest module and
 init as the patched boots, and every test must pass on a kernel that has
 none of the series' text (the tests check slab behaviour).  Then the
@@ -28,8 +28,8 @@ pytestmark = [pytest.mark.slow, pytest.mark.network]
 
 @pytest.fixture(scope="module")
 def ref510():
-    from slabconv import reference
-    from slabconv.source import resolve
+    from cli import reference
+    from regen.source import resolve
     src = resolve("5.10", None)
     p = reference.plan(src, ["slub", "slub-tiny"])
     assert "slub-tiny" in p.not_applicable          # SLUB_TINY came in 6.2
@@ -39,7 +39,7 @@ def ref510():
 
 
 def test_reference_5_10_slub_passes(ref510):
-    from slabconv import reference
+    from cli import reference
     from report import results as R
     src, g = ref510
     res = reference.boot_guests([g], src)["slub"]

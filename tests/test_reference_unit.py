@@ -11,9 +11,10 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from slabconv import paths, pipeline, reference  # noqa: E402
-from slabconv.log import SlabconvError  # noqa: E402
-from slabconv.source import Source, resolve  # noqa: E402
+from base import paths  # noqa: E402
+from cli import pipeline, reference
+from base.log import SlabconvError  # noqa: E402
+from regen.source import Source, resolve  # noqa: E402
 from verify import kconfig  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
@@ -217,7 +218,7 @@ def test_plan_builds_what_applies_and_describes_each_guest(fake_ref):
 
 
 def test_a_reference_guest_gets_its_configurations_timeout_and_at_least_the_floor():
-    from slabconv import pipeline
+    from cli import pipeline
     assert reference.boot_kwargs("kasan")["timeout"] == pipeline.BOOT_TIMEOUT["kasan"] == 300
     assert reference.boot_kwargs("slub")["timeout"] == reference.BOOT_TIMEOUT
     assert all(reference.boot_timeout(c) >= max(reference.BOOT_TIMEOUT, t)
@@ -246,8 +247,8 @@ def test_a_failed_reference_boot_fails_the_run_and_is_named(fake_ref, monkeypatc
     real = reference.boot_kwargs
     monkeypatch.setattr(reference, "boot_kwargs", lambda c: dict(
         real(c), cmdline_extra=(real(c)["cmdline_extra"] + " slabconv.inject=fail").strip()))
-    import slabconv.source
-    monkeypatch.setattr(slabconv.source, "resolve", lambda *a: src)
+    import regen.source
+    monkeypatch.setattr(regen.source, "resolve", lambda *a: src)
     args = type("A", (), dict(kernel="6.12", tree=None, deb_version=None,
                               config="slub,slab", jobs=2))
     assert reference.cmd_reference(args) == 1
@@ -274,8 +275,8 @@ def test_a_build_failure_is_reported_not_booted(fake_ref):
 
 def test_nothing_applicable_is_bad_usage(fake_ref, monkeypatch):
     src, built, _ = fake_ref
-    import slabconv.source
-    monkeypatch.setattr(slabconv.source, "resolve", lambda *a: src)
+    import regen.source
+    monkeypatch.setattr(regen.source, "resolve", lambda *a: src)
     args = type("A", (), dict(kernel="6.12", tree=None, deb_version=None,
                               config="slab,slob", jobs=2))
     with pytest.raises(SlabconvError) as e:

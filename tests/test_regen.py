@@ -10,8 +10,8 @@ import pytest
 
 from regen import effects, manifest, series, template, tidy
 from regen.worktree import Identity
-from slabconv import paths
-from slabconv.log import SlabconvError
+from base import paths
+from base.log import SlabconvError
 
 REPO = Path(__file__).resolve().parent.parent
 ID = Identity("Test Dev", "dev@example.org")
@@ -1020,7 +1020,7 @@ def test_regenerating_the_committed_series_keeps_its_identity(tmp_path, monkeypa
     """make regen on a machine with its own git identity must not rewrite
     the committed patches' From: and Signed-off-by: (a fresh checkout stays
     clean); a series written anywhere else takes the user's identity."""
-    from slabconv.source import committed_identity
+    from regen.source import committed_identity
     assert committed_identity(paths.GENERATED / "5.10") == "slabconv <slabconv@localhost>"
     other = tmp_path / "5.10"
     other.mkdir()

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from slabconv.log import SlabconvError
+from base.log import SlabconvError
 from verify import residue
 from verify.residue import Finding
 
@@ -284,7 +284,7 @@ def test_missing_file_is_a_usage_error(tmp_path):
 
 
 def test_verify_prints_the_residue_summary_and_raises_when_it_cannot(tmp_path, capsys, monkeypatch):
-    from slabconv import pipeline
+    from cli import pipeline
     ap = pipeline.Applied(src=None, tree=small_tree(tmp_path / "t", ALLOWED_ONLY + PLANTED),
                           baseline_id="0" * 40, patches=[], touched=[])
     rr = pipeline.residue_summary(ap, limit=2)
@@ -296,7 +296,7 @@ def test_verify_prints_the_residue_summary_and_raises_when_it_cannot(tmp_path, c
     rr = pipeline.residue_summary(ap)
     assert rr is not None and rr.files == ["mm/slub.c"]
     # no report at all (spatch failing, say) is raised, never taken as "no problem"
-    from slabconv.log import SlabconvError
+    from base.log import SlabconvError
 
     def broken(*a, **k):
         raise SlabconvError("spatch failed")
@@ -309,8 +309,9 @@ def test_verify_prints_the_residue_summary_and_raises_when_it_cannot(tmp_path, c
 
 @pytest.fixture(scope="module")
 def applied():
-    from slabconv import paths, pipeline
-    from slabconv.source import resolve
+    from base import paths
+    from cli import pipeline
+    from regen.source import resolve
     src = resolve(paths.DEFAULT_KERNEL, None)
     return pipeline.apply_series(src, paths.GENERATED / paths.DEFAULT_KERNEL)
 
@@ -360,13 +361,13 @@ def test_planted_defect_in_the_real_slub(applied, tmp_path):
 @pytest.mark.network
 def test_slabconv_residue_command(applied, tmp_path):
     out = tmp_path / "r.json"
-    cp = subprocess.run([sys.executable, "-m", "slabconv", "residue", "--files", "mm/slub.c",
+    cp = subprocess.run([str(REPO / "slabconv"), "residue", "--files", "mm/slub.c",
                          "--json", str(out)], cwd=REPO, capture_output=True, text=True)
     assert cp.returncode == 0, cp.stderr
     assert cp.stdout.startswith("mm/slub.c: ") and "struct page uses" in cp.stdout
     data = json.loads(out.read_text())
     assert data["files"] == ["mm/slub.c"]
-    strict = subprocess.run([sys.executable, "-m", "slabconv", "residue", "--files", "mm/slub.c",
+    strict = subprocess.run([str(REPO / "slabconv"), "residue", "--files", "mm/slub.c",
                              "--strict"], cwd=REPO, capture_output=True, text=True)
     assert strict.returncode == (0 if data["ok"] else 1)
 
@@ -374,7 +375,7 @@ def test_slabconv_residue_command(applied, tmp_path):
 def test_verify_gates_only_the_converted_files(monkeypatch):
     """residue.toml's [scope] gate: a NOT allowed use in mm/slub.c fails
     verify; one in a file not converted yet is only reported."""
-    from slabconv import pipeline
+    from cli import pipeline
     al = residue.load_allowlist()
     assert "mm/slub.c" in al.gate
 

@@ -14,7 +14,7 @@ import pytest
 from report import patches as P
 from report import results as R
 from report import review
-from slabconv import paths
+from base import paths
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -508,7 +508,7 @@ def test_results_from_before_records_are_matched_by_what_they_show(world, tmp_pa
 
 
 def test_pipeline_records_verify_and_boot_for_the_series(world, tmp_path, monkeypatch):
-    from slabconv import pipeline
+    from cli import pipeline
     monkeypatch.setenv("SLABCONV_CACHE", str(tmp_path / "cache"))
     series = world[2]
 
@@ -534,7 +534,7 @@ def test_pipeline_records_verify_and_boot_for_the_series(world, tmp_path, monkey
 
 def test_pipeline_records_a_boot_of_a_verified_build(world, tmp_path, monkeypatch):
     import boot
-    from slabconv import pipeline
+    from cli import pipeline
     monkeypatch.setenv("SLABCONV_CACHE", str(tmp_path / "cache"))
     rv = _build(world, tmp_path / "cache")
 
@@ -624,7 +624,7 @@ def test_text_has_every_section_rule_and_patch(world, tmp_path):
 
 def test_cli_review_on_the_committed_series(tmp_path, monkeypatch):
     """The real 5.10 series, an empty cache: every result is "not run"."""
-    from slabconv.cli import main
+    from cli.main import main
     monkeypatch.setenv("SLABCONV_CACHE", str(tmp_path / "cache"))
     out = tmp_path / "out"
     assert main(["review", "--kernel", "5.10", "--output", str(out)]) == 0
@@ -639,7 +639,7 @@ def test_cli_review_on_the_committed_series(tmp_path, monkeypatch):
 
 
 def test_missing_series_is_a_usage_error(tmp_path):
-    from slabconv.log import SlabconvError
+    from base.log import SlabconvError
     with pytest.raises(SlabconvError) as e:
         review.build("5.10", tmp_path / "none")
     assert e.value.exit_code == 2

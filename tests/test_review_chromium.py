@@ -23,7 +23,7 @@ import pytest
 
 from report import patches as P
 from report import review
-from slabconv import paths
+from base import paths
 
 TIMEOUT = 120                   # seconds for one Chromium run
 SIZE = (1280, 2000)
@@ -207,7 +207,7 @@ def recorded(tmp_path_factory):
     from report import attribution as A
     from report import rangediff as RD
     from report import reproduce
-    from slabconv.cli import main
+    from cli.main import main
     tmp = tmp_path_factory.mktemp("recorded")
     priv = tmp / "cache"
     committed = paths.GENERATED / "5.10"

@@ -83,8 +83,8 @@ int x = h(1);
 def names_in_5_10():
     """Which of the names the cases define occur anywhere in the 5.10 tree
     (one grep over its .c and .h files)."""
-    from slabconv import paths
-    from slabconv.source import resolve
+    from base import paths
+    from regen.source import resolve
     tree = resolve(paths.DEFAULT_KERNEL, None).tree
     names = sorted(set().union(*(defined_names(c.read_text()) for c in CASES)))
     cp = subprocess.run(["grep", "-rhowE", "--include=*.c", "--include=*.h", "|".join(names), "."],

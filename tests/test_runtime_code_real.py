@@ -30,7 +30,8 @@ sys.path.insert(0, str(REPO))
 
 from regen.manifest import CodeExpect  # noqa: E402
 from regen.worktree import BASE_TAG  # noqa: E402
-from slabconv import paths, pipeline  # noqa: E402
+from base import paths  # noqa: E402
+from cli import pipeline
 from verify import bisect  # noqa: E402
 from tests.test_verify_bisect_real import applied, git  # noqa: E402,F401 (a fixture)
 

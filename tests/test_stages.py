@@ -1,8 +1,8 @@
-"""slabconv/log.py Stages: the main job's step headers."""
+"""base/log.py Stages: the main job's step headers."""
 
 
 def test_stage_headers_say_which_step_of_how_many_and_the_last_time(capsys):
-    from slabconv.log import Stages
+    from base.log import Stages
     st = Stages("make", ["regen", "apply", "boot"], {"apply": 41.0})
     st.start("regen")
     st.start("apply")

@@ -22,8 +22,8 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from slabconv import paths  # noqa: E402
-from slabconv.source import resolve  # noqa: E402
+from base import paths  # noqa: E402
+from regen.source import resolve  # noqa: E402
 
 pytestmark = [pytest.mark.slow, pytest.mark.network]
 
@@ -77,7 +77,7 @@ def test_an_unconverted_use_stops_regen_with_its_place(tmp_path):
     tree = user_branch(tmp_path, {"mm/slub.c": HOLDER_SLUB, "lib/dump_stack.c": HOLDER_LIB})
     out = tmp_path / "series"
     env = dict(os.environ, SLABCONV_IDENTITY="slabconv <slabconv@localhost>")
-    cp = subprocess.run([sys.executable, "-m", "slabconv", "regen", "--tree", str(tree),
+    cp = subprocess.run([str(REPO / "slabconv"), "regen", "--tree", str(tree),
                          "--output", str(out)], cwd=REPO, env=env, capture_output=True,
                         text=True)
     assert cp.returncode == 1, cp.stderr[-3000:]
@@ -113,7 +113,7 @@ def test_a_use_elsewhere_that_cannot_be_adapted_stops_regen_with_its_place(tmp_p
     tree = user_branch(tmp_path, {"mm/util.c": FNPTR_UTIL})
     out = tmp_path / "series"
     env = dict(os.environ, SLABCONV_IDENTITY="slabconv <slabconv@localhost>")
-    cp = subprocess.run([sys.executable, "-m", "slabconv", "regen", "--tree", str(tree),
+    cp = subprocess.run([str(REPO / "slabconv"), "regen", "--tree", str(tree),
                          "--output", str(out)], cwd=REPO, env=env, capture_output=True,
                         text=True)
     try:
@@ -309,7 +309,7 @@ def test_every_form_is_converted_and_the_objects_build(tmp_path):
     tree = user_branch(tmp_path, FORMS)
     out = tmp_path / "series"
     env = dict(os.environ, SLABCONV_IDENTITY="slabconv <slabconv@localhost>")
-    cp = subprocess.run([sys.executable, "-m", "slabconv", "regen", "--tree", str(tree),
+    cp = subprocess.run([str(REPO / "slabconv"), "regen", "--tree", str(tree),
                          "--output", str(out)], cwd=REPO, env=env, capture_output=True,
                         text=True)
     try:

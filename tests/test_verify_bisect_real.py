@@ -16,7 +16,7 @@ verify`'s.)
   * SLUB_DEBUG only: a call of init_tracking(), which mm/slub.c defines only
     under CONFIG_SLUB_DEBUG: slub-nodebug must fail on that patch, slub must
     pass the whole series.
-  * a syntax error, through `python3 -m slabconv verify` on the series as
+  * a syntax error, through `./slabconv verify` on the series as
     patch files: exit 1, the patch and both configurations named, and the
     check stops there (the removal is not built).
 
@@ -35,8 +35,9 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from regen.worktree import BASE_TAG  # noqa: E402
-from slabconv import paths, pipeline  # noqa: E402
-from slabconv.source import resolve  # noqa: E402
+from base import paths  # noqa: E402
+from cli import pipeline
+from regen.source import resolve  # noqa: E402
 from verify import bisect  # noqa: E402
 
 pytestmark = [pytest.mark.slow, pytest.mark.network]
@@ -133,14 +134,14 @@ def test_slub_debug_only_defect_is_caught_by_slub_nodebug_only(applied, tmp_path
 
 
 def test_slabconv_verify_names_the_patch_that_does_not_compile(applied, tmp_path):
-    """The series as patch files through `python3 -m slabconv verify`: the
+    """The series as patch files through `./slabconv verify`: the
     last commit builds (the final gate passes), patch 4 does not."""
     subject = "mm/slub: Plant a syntax error"
     clone, head, n, bad = plant(applied, tmp_path, SYNTAX, subject)
     series = tmp_path / "series"
     git(clone, "format-patch", "-q", "-o", series, f"{BASE_TAG}..{head}")
     assert len(list(series.glob("0*.patch"))) == n
-    cp = subprocess.run([sys.executable, "-m", "slabconv", "verify", "--kernel",
+    cp = subprocess.run([str(REPO / "slabconv"), "verify", "--kernel",
                          paths.DEFAULT_KERNEL, "--output", series,
                          "--config", "slub", "--bisect-configs", "slub,slub-nodebug",
                          "--no-layout", "--no-checkpatch",       # their own tests plant theirs

@@ -13,7 +13,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import verify  # noqa: E402
-from slabconv.log import SlabconvError  # noqa: E402
+from base.log import SlabconvError  # noqa: E402
 from verify import bisect, kbuild, kconfig, tree  # noqa: E402
 
 

@@ -12,7 +12,7 @@ import json
 
 import pytest
 
-from slabconv import pipeline
+from cli import pipeline
 from verify import bisect, checkpatch as CP, compiled as CL, gates, kbuild, layout as LY, sparse
 from verify import messages as MS, nullcheck as NC, readability as RD
 from verify import warnings as W
@@ -142,7 +142,7 @@ def world(tmp_path, monkeypatch):
     def field_users_check(ap, results, extra_builds=None):
         seen["field_users_builds"] = dict(extra_builds or {})
         if plant.get("field_users_none"):       # struct page keeps its slab members
-            from verify import field_users
+            from regen import field_users
             monkeypatch.setattr(field_users, "page_keeps_slab_members", lambda tree: True)
             return None
         return {"files": [{"file": "mm/user.c", "uses": 2, "built_by": ["slub"], "why_not": ""}],
@@ -168,7 +168,7 @@ def world(tmp_path, monkeypatch):
 
     def residue_summary(ap):
         if plant.get("residue_crash"):      # the real summary, its spatch run failing
-            from slabconv.log import SlabconvError
+            from base.log import SlabconvError
             from verify import residue
 
             def crash(*a, **k):
@@ -341,7 +341,7 @@ def test_the_main_job_says_what_it_proved_and_what_is_left(world, capsys):
     assert "per-patch (not run: --bisect-configs none)" in lines[1]
     assert "builds in slab, slob" in lines[1] and "boots of slab, slob, slub-i386" in lines[1]
     assert lines[2].startswith("the rest: make verify")
-    args = __import__("slabconv.cli", fromlist=["x"]).build_parser().parse_args(["all"])
+    args = __import__("cli.main", fromlist=["x"]).build_parser().parse_args(["all"])
     assert (args.bisect_configs, args.runtime_configs, args.coverage_configs) == \
         ("none", "none", "none")
     assert pipeline._configs(args, pipeline.MAIN_CONFIGS) == ["slub"]

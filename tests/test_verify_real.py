@@ -29,9 +29,9 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from slabconv import paths  # noqa: E402
-from slabconv.log import SlabconvError  # noqa: E402
-from slabconv.proc import require_tool  # noqa: E402
+from base import paths  # noqa: E402
+from base.log import SlabconvError  # noqa: E402
+from base.proc import require_tool  # noqa: E402
 from verify import kbuild, kconfig, sparse, tree  # noqa: E402
 from verify import warnings as W  # noqa: E402
 
@@ -56,7 +56,7 @@ def _pristine() -> Path:
     env = os.environ.get("SLABCONV_TEST_SRC")
     if env:
         return Path(env).resolve()
-    from slabconv.source import resolve
+    from regen.source import resolve
     return resolve(paths.DEFAULT_KERNEL, None).tree
 
 

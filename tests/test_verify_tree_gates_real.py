@@ -17,7 +17,8 @@ the two checks' statuses must be FAIL.  Nothing here skips.
 """
 import pytest
 
-from slabconv import paths, pipeline
+from base import paths
+from cli import pipeline
 from verify import tree as T
 
 pytestmark = [pytest.mark.slow, pytest.mark.network]
@@ -47,7 +48,7 @@ def _replace(path, text):
 
 @pytest.fixture(scope="module")
 def planted(tmp_path_factory):
-    from slabconv.source import resolve
+    from regen.source import resolve
     src = resolve(paths.DEFAULT_KERNEL, None)
     ap = pipeline.apply_series(src, paths.GENERATED / paths.DEFAULT_KERNEL)
     snap = T.snapshot(ap.tree, tmp_path_factory.mktemp("gates") / "tree")

@@ -8,7 +8,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from slabconv.log import SlabconvError  # noqa: E402
+from base.log import SlabconvError  # noqa: E402
 from verify import kbuild, kconfig, sparse, tree  # noqa: E402
 from verify import warnings as W  # noqa: E402
 

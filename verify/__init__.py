@@ -36,13 +36,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from slabconv import log as slog
-from slabconv.log import SlabconvError
+from base import atomic, log as slog
+from base.lock import locked
+from base.log import SlabconvError
+from . import kbuild, kconfig, sparse, sparse as _sparse, tree, warnings as W
 
-from . import kbuild, kconfig, sparse, tree
-from . import sparse as _sparse
-from . import warnings as W
-from slabconv import atomic
 
 __all__ = ["check_build", "VerifyResult", "kbuild", "kconfig", "sparse", "tree", "W"]
 
@@ -149,7 +147,6 @@ def build_key(config: str, ident: str, targets=kbuild.DEFAULT_TARGETS, version: 
 def config_lock(out_root: Path, config: str):
     """Exclusive use of out_root's builds for one configuration (baseline,
     patched and bisect dirs), across processes."""
-    from fetch.lock import locked
     with locked(Path(out_root) / f".lock-{config}", f"the {config} builds in {out_root}",
                 stage="verify"):
         yield
@@ -206,7 +203,7 @@ def check_build(baseline_src, patched_src, out_root, config: str = "slub",
     """Build baseline and patched trees, compare warnings, run the sparse gate.
 
     baseline_src, patched_src: kernel source trees (never written to).
-    out_root: where builds and the report go (e.g. slabconv.paths.cache_dir("build", "5.10")).
+    out_root: where builds and the report go (e.g. base.paths.cache_dir("build", "5.10")).
     baseline_id: identity of the baseline tree (e.g. its commit); the baseline
         build is reused when config and baseline_id are unchanged.
     incremental: build the patched tree in a copy of the baseline's O= dir

@@ -9,10 +9,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from slabconv.cliutil import comma_list, write_json
-from slabconv.log import guarded
-from slabconv.paths import cache_dir
-
+from base.cliutil import comma_list, write_json
+from base.log import guarded
+from base.paths import cache_dir
 from . import check_build, kbuild, kconfig
 
 

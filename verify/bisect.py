@@ -61,12 +61,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from slabconv import log as slog
-from slabconv.log import SlabconvError
+import verify as V
+from base import atomic, log as slog
+from base.cliutil import comma_list, write_json
+from base.log import guarded, SlabconvError
+from base.paths import cache_dir
+from . import kbuild, kconfig, objdiff, runtime, tree, warnings as W
 
-from . import kbuild, kconfig, objdiff, runtime, tree
-from . import warnings as W
-from slabconv import atomic
 
 DEFAULT_CONFIGS = ("slub", "slub-nodebug")
 BASE_REF = "slabconv-baseline"
@@ -649,7 +650,6 @@ class _ConfigRun:
         return self._deps
 
     def run(self) -> ConfigResult:
-        import verify as V
         t0 = time.monotonic()
         key = V.build_key(self.config, self.ident, kbuild.DEFAULT_TARGETS,
                           kconfig.tree_version(self.src))
@@ -1190,9 +1190,6 @@ def times_table(r: BisectResult) -> list:
 
 def main(argv=None) -> int:
     import argparse
-    from slabconv.cliutil import comma_list, write_json
-    from slabconv.log import guarded
-    from slabconv.paths import cache_dir
     ap = argparse.ArgumentParser(
         prog="python3 -m verify.bisect",
         description="Build every patch of a series (commits BASE..HEAD of a git repository) "

@@ -25,7 +25,7 @@ marked inherited, with that line of the baseline as the evidence.  Inherited
 findings still count: the gate does not excuse them, the lead decides.
 
 Command line: `python3 -m verify.checkpatch --tree BASELINE PATCH_OR_DIR...
-[--strict] [--json FILE]`; `python3 -m slabconv checkpatch` checks the
+[--strict] [--json FILE]`; `./slabconv checkpatch` checks the
 committed series against the packaged tree.  Exit 0 (no ERROR), 1 (an ERROR),
 2 (no checkpatch.pl in the tree, no patches), 3 (perl or a module it needs is
 missing).
@@ -44,8 +44,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from slabconv.log import SlabconvError, guarded, info
-from slabconv import atomic
+from base import atomic, paths
+from base.log import guarded, info, SlabconvError
+from base.proc import require_tool
+
 
 SCRIPT = "scripts/checkpatch.pl"
 LEVELS = ("ERROR", "WARNING", "CHECK")
@@ -328,7 +330,6 @@ class CheckpatchResult:
 
 def require_perl() -> str:
     """perl with the modules checkpatch.pl uses; a missing one is exit 3."""
-    from slabconv.proc import require_tool
     perl = require_tool("perl", "perl")
     cp = subprocess.run([perl, *[f"-M{m}" for m in PERL_MODULES], "-e", "1"],
                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -372,7 +373,6 @@ def _scratch_cwd() -> Path:
     Outside a git repository checkpatch writes its CamelCase cache
     (.checkpatch-camelcase.date.*) into the current directory, which must
     not be the pristine source tree; here the cache is kept between runs."""
-    from slabconv import paths
     return paths.cache_dir("checkpatch")
 
 

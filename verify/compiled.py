@@ -35,9 +35,9 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from slabconv.log import SlabconvError
-
+from base.log import SlabconvError
 from . import kbuild
+
 
 ALLOWLIST = Path(__file__).resolve().parent / "compiled.toml"
 

@@ -1,6 +1,6 @@
 """All of `slabconv verify`'s checks together: one human summary, one JSON report.
 
-verify runs, on the series applied with git am (slabconv/pipeline.py):
+verify runs, on the series applied with git am (cli/pipeline.py):
 checkpatch on every patch (verify/checkpatch.py), page_slab() and the
 slab helpers on a value that can be NULL at every patch
 (verify/nullcheck.py), per configuration the
@@ -24,7 +24,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
-from slabconv import atomic
+
+from base import atomic
+from . import bisect
 
 CHECKS = ("checkpatch", "messages", "nullcheck", "builds", "per-patch", "object-code", "runtime",
           "compiled-lines", "field-users", "residue", "layout")
@@ -212,7 +214,6 @@ class Gates:
         b = self.bisect
         if b is None:
             return [f"per-patch builds: {self.not_run.get('per-patch', 'not run')}"]
-        from . import bisect
         per = "; ".join(f"{c.config} {'OK' if c.ok else 'FAIL'} {len(c.patches)}/{len(b.commits)}"
                         for c in b.configs)
         L = [f"per-patch builds: {per} (seconds per patch; cached: the time it took "

@@ -35,11 +35,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from slabconv import log as slog
-from slabconv.log import SlabconvError
-from slabconv.paths import cache_dir
+from base import log as slog
+from base.log import SlabconvError
+from base.paths import cache_dir
+from . import kconfig, warnings as W
 
-from . import warnings as W
 
 CCWRAP = Path(__file__).resolve().parent / "ccwrap.sh"
 DISTCCWRAP = Path(__file__).resolve().parent / "distccwrap.sh"
@@ -116,7 +116,6 @@ def installed_wrapper(wrapper: Path = CCWRAP, mode: int = 0o644) -> Path:
     of a build's key) is then the same for every clone of the repository,
     wherever it lives, and a clone reuses the builds another one made."""
     import hashlib
-    from slabconv.paths import cache_dir
     data = wrapper.read_bytes()
     dst = cache_dir("bin") / f"{wrapper.stem}-{hashlib.sha256(data).hexdigest()[:12]}.sh"
     if not dst.is_file() or dst.read_bytes() != data or (dst.stat().st_mode & 0o777) != mode:
@@ -531,7 +530,6 @@ def build(src, out, *, targets=DEFAULT_TARGETS, jobs: int = 2, arch: str = "x86_
     if shutil.which("gcc") is None:
         raise SlabconvError("'gcc' not found; install the Debian package 'gcc'", exit_code=3)
     if config is not None:
-        from . import kconfig
         arch = kconfig.config_arch(config)
         kconfig.configure_named(src, out, config)
     if not (out / ".config").is_file():

@@ -32,9 +32,10 @@ import re
 import shutil
 from pathlib import Path
 
-from slabconv import log
-from slabconv.log import SlabconvError
-from slabconv.proc import run
+from base import log
+from base.log import SlabconvError
+from base.proc import run
+
 
 CONFIGS_DIR = Path(__file__).resolve().parent / "configs"
 STAMP = ".slabconv-config.json"

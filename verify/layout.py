@@ -40,7 +40,7 @@ next `git checkout -f`.
 
 Command line: `python3 -m verify.layout --tree DIR [--baseline DIR]
 [--configs a,b] [--objects mm/slub.o] [--json FILE]` on any patched tree;
-`python3 -m slabconv layout` applies the committed series first.
+`./slabconv layout` applies the committed series first.
 Exit 0 when every combination is ok, 1 when one fails, 2 when the tree has
 no struct slab asserts, 3 for a missing tool.
 """
@@ -57,12 +57,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from slabconv import log as slog
-from slabconv.log import SlabconvError, guarded
+from base import log as slog
+from base.cliutil import comma_list, write_json
+from base.log import guarded, SlabconvError
+from base.paths import cache_dir
+from . import config_lock, kbuild, kconfig, tree as T, warnings as W
 
-from . import kbuild, kconfig
-from . import tree as T
-from . import warnings as W
 
 COMBOS = ("layout-x86_64", "layout-x86_64-nomemcg", "layout-i386", "layout-i386-nomemcg")
 OBJECTS = ("mm/slab_common.o", "mm/slub.o")
@@ -523,7 +523,6 @@ def check(tree, out_root, combos=COMBOS, objects=OBJECTS, *, jobs: int = 2,
     tree the patched one was made from (hard-linked, so it must never be
     modified), changed: the files where they differ (else found by
     comparison); without base the tree is copied (see prepare_tree)."""
-    from . import config_lock
     t0 = time.monotonic()
     tree = Path(tree).resolve()
     out_root = Path(out_root).resolve()
@@ -586,7 +585,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run_and_report(tree, out_root, args, base=None, changed=None) -> int:
-    from slabconv.cliutil import comma_list, write_json
     r = check(tree, out_root, comma_list(args.configs), comma_list(args.objects),
               jobs=args.jobs, base=base, changed=changed)
     write_json(args.json, r.to_dict())
@@ -595,7 +593,6 @@ def run_and_report(tree, out_root, args, base=None, changed=None) -> int:
 
 
 def main(argv=None) -> int:
-    from slabconv.paths import cache_dir
     ap = argparse.ArgumentParser(prog="python3 -m verify.layout",
                                  description="Build the objects that carry struct slab's "
                                              "static_asserts in four configurations "

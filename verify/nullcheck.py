@@ -46,8 +46,12 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from slabconv import paths
-from slabconv.log import SlabconvError, guarded, info
+from base import paths
+from base.cliutil import write_json
+from base.log import guarded, info, SlabconvError
+from regen.spatch import base_command, spatch_version
+from .bisect import BASE_REF, Repo
+
 
 RULE = paths.COCCI / "rules" / "slab_null.cocci"
 SUFFIXES = (".c", ".h")
@@ -194,7 +198,6 @@ class NullcheckResult:
 
 @functools.lru_cache(maxsize=None)
 def _spatch_version() -> str:
-    from regen.spatch import spatch_version
     return spatch_version()
 
 
@@ -245,7 +248,6 @@ def parse_unparsed(err: str) -> list:
 def run_rule(path: str, content: bytes, digest: str | None = None) -> Scan:
     """The rule on `content` as file `path` (relative, as the report names it);
     cached.  Raises SlabconvError with spatch's message when spatch fails."""
-    from regen.spatch import base_command
     digest = digest or rule_digest()
     key = hashlib.sha256(path.encode() + b"\0" + content).hexdigest()
     cfile = paths.cache_dir("nullcheck", digest) / f"{key}.json"
@@ -318,7 +320,6 @@ def _line_of(content: bytes, text: str) -> str:
 def check_series(repo, base: str = "slabconv-baseline", head: str = "HEAD") -> NullcheckResult:
     """Run the rule at every commit of base..head on the C files and headers
     it changes.  `repo` is a path or a verify.bisect.Repo."""
-    from .bisect import Repo
     repo = repo if isinstance(repo, Repo) else Repo(repo)
     t0 = time.monotonic()
     digest = rule_digest()
@@ -403,8 +404,6 @@ def check_series(repo, base: str = "slabconv-baseline", head: str = "HEAD") -> N
 
 def main(argv=None) -> int:
     import argparse
-    from slabconv.cliutil import write_json
-    from .bisect import BASE_REF
     ap = argparse.ArgumentParser(
         prog="python3 -m verify.nullcheck",
         description=f"Run {RULE.name} at every commit of BASE..HEAD on the C files and headers "

@@ -142,7 +142,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Optional
 
-from slabconv.log import SlabconvError
+from base.log import guarded, SlabconvError
+
 
 OBJDUMP_ARGS = ("-d", "-z", "-w", "--no-show-raw-insn")
 EXCERPT_LINES = 24
@@ -1723,7 +1724,6 @@ def bloat(before, after, kernel_src, option: Optional[str] = None) -> Bloat:
 def main(argv=None) -> int:
     import argparse
     import json
-    from slabconv.log import guarded
     ap = argparse.ArgumentParser(
         prog="python3 -m verify.objdiff",
         description="Compare the code of two builds of an object function by function; "

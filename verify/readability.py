@@ -34,6 +34,7 @@ from pathlib import Path
 from regen.comments import functions
 from regen.effects import strip_comments
 
+
 TWICE = ("page_slab", "virt_to_slab")
 ROUND_TRIP = re.compile(r"\b(?:page_slab\s*\(\s*slab_page|slab_page\s*\(\s*page_slab)\s*\(\s*(\w+)\s*\)\s*\)")
 

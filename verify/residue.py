@@ -15,7 +15,7 @@ makes it NOT allowed, else the first [[allow]] entry that matches allows it
 (with that entry's reason), else it is NOT allowed.
 
 Command line: `python3 -m verify.residue --tree DIR [--files F ...]
-[--all] [--strict] [--json FILE]` on any tree; `python3 -m slabconv residue`
+[--all] [--strict] [--json FILE]` on any tree; `./slabconv residue`
 applies the committed series first.  Exit 0, or 1 with --strict when a use
 is NOT allowed; 2 for a bad allowlist or a file not in the tree.
 """
@@ -32,8 +32,10 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from slabconv import paths
-from slabconv.log import SlabconvError, guarded, info
+from base import paths
+from base.log import guarded, info, SlabconvError
+from regen.spatch import report_rule
+
 
 RULE = paths.COCCI / "rules" / "residue_page.cocci"
 ALLOWLIST = paths.COCCI / "residue.toml"
@@ -203,7 +205,6 @@ def scan(tree: Path, files: list[str], types: list[str] = ()) -> list[Finding]:
     `types` are headers whose struct declarations tell the rule which members
     are a struct page (spatch runs without includes); they are scanned along,
     and their own findings are kept only if they are in `files` too."""
-    from regen.spatch import report_rule
     missing = [f for f in files if not (tree / f).is_file()]
     if missing:
         raise SlabconvError(f"residue: not in {tree}: {', '.join(missing)}", exit_code=2)

@@ -16,7 +16,7 @@ state with its commit id, so a rerun boots only what changed.
 
 The guest of a configuration (its command line, QEMU extras, timeout) is
 the caller's: `spec(config, image, build_dir, src, name, modules)` returns
-a boot.matrix.GuestSpec (slabconv.pipeline.kernel_spec for verify), so
+a boot.matrix.GuestSpec (cli.pipeline.kernel_spec for verify), so
 this module needs nothing from the layers above it.
 """
 from __future__ import annotations
@@ -27,10 +27,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional
 
-from slabconv import log as slog
-from slabconv.log import SlabconvError
-
+from base import log as slog
+from base.log import SlabconvError
+from boot import initramfs, matrix, module
+from boot.module import MODULES
 from . import kbuild
+
 
 BOOT_TARGETS = ("bzImage",)
 EXCERPT_LINES = 25
@@ -69,7 +71,6 @@ def tests_digest() -> str:
     verdict made with other tests is not a verdict on these; the kernel is
     built and booted again."""
     import hashlib
-    from boot import initramfs, module
     h = hashlib.sha256()
     for p in [module.GUEST / n for n in module.SOURCES] + [initramfs.INIT_SCRIPT]:
         h.update(p.name.encode() + b"\0" + p.read_bytes())
@@ -113,7 +114,6 @@ class Kernels:
         """Link the kernel of the tree as it is now and keep it with its guest
         modules for `sha`.  Returns None, or what failed (a patch whose
         kernel does not link fails the per-patch check)."""
-        from boot import module
         d = self.dir(sha)
         shutil.rmtree(d, ignore_errors=True)
         b = kbuild.build(snap, o, targets=BOOT_TARGETS, jobs=self.jobs, arch=self.arch,
@@ -144,8 +144,6 @@ def boot(kernels: Kernels, todo: list, src: Path, o: Path, spec: Callable,
          out_root: Path, jobs: int = 2) -> dict:
     """Boot the kept kernels of `todo` ([(index, sha)]) `jobs` at a time;
     returns {sha: PatchBoot}.  A patch's guest is named p<NN>-<sha12>."""
-    from boot import matrix
-    from boot.module import MODULES
     specs, names = [], {}
     for index, sha in todo:
         d = kernels.dir(sha)

@@ -18,12 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from slabconv import log as slog
-from slabconv.log import SlabconvError
-from slabconv.proc import require_tool
-
-from . import kbuild
-from . import warnings as W
+from base import log as slog
+from base.log import SlabconvError
+from base.proc import require_tool
+from . import kbuild, warnings as W
 
 
 @dataclass

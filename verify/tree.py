@@ -24,7 +24,8 @@ import subprocess
 import time
 from pathlib import Path
 
-from slabconv.log import SlabconvError
+from base.log import SlabconvError
+
 
 SKIP_TOP = {".git", ".pc"}          # never copied into a snapshot
 

@@ -12,7 +12,7 @@ import fcntl
 import os
 from pathlib import Path
 
-from slabconv.log import info
+from base.log import info
 
 
 def holder(path: Path) -> int | None:

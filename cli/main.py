@@ -3,10 +3,18 @@ review, mail, range-diff, attribute."""
 from __future__ import annotations
 
 import argparse
+import hashlib
+import subprocess
 from pathlib import Path
 
-from . import paths
-from .log import guarded, info
+import fetch
+from base import paths
+from base.log import guarded
+from cli import bench
+from regen import series
+from report import attribution, mail, rangediff, review
+from . import pipeline, prefetch, reference
+from .pipeline import do_regen
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -20,9 +28,7 @@ def _common(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_fetch(args) -> int:
-    """Everything a run needs (slabconv/prefetch.py): prints the tree's path."""
-    import fetch
-    from . import prefetch
+    """Everything a run needs (cli/prefetch.py): prints the tree's path."""
     if args.list:
         print("\n".join(fetch.offered_versions()))
         return 0
@@ -31,16 +37,40 @@ def cmd_fetch(args) -> int:
 
 
 def cmd_regen(args) -> int:
-    from regen import series
-    from .pipeline import do_regen
     _, res = do_regen(args)
     if args.json:
         Path(args.json).write_text(series.summary_json(res))
     return 0
 
 
+def version() -> str:
+    """`git describe` of the checkout, and a digest of every file under cocci/
+    (the rules, templates and manifest): two runs with the same line ran the
+    same rules."""
+    try:
+        described = subprocess.run(
+            ["git", "-C", str(paths.REPO), "describe", "--always", "--dirty", "--tags"],
+            capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        described = "unknown (not a git checkout)"
+    h = hashlib.sha256()
+    for f in sorted(paths.COCCI.rglob("*")):
+        if f.is_file():
+            h.update(str(f.relative_to(paths.COCCI)).encode() + b"\0" + f.read_bytes() + b"\0")
+    return f"slabconv {described} (cocci/ {h.hexdigest()[:12]})"
+
+
+class _Version(argparse.Action):
+    """--version, computed only when asked for."""
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(version())
+        parser.exit(0)
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="slabconv", description=__doc__)
+    ap.add_argument("--version", action=_Version, nargs=0,
+                    help="print git describe of the checkout and a digest of cocci/, then exit")
     sub = ap.add_subparsers(dest="cmd", required=True)
 
     p = sub.add_parser("fetch", help="fetch everything a run needs: the kernel source "
@@ -65,13 +95,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", help="write a JSON summary here")
     p.set_defaults(func=cmd_regen)
 
-    from . import pipeline
-    from report import bench
     pipeline.add_commands(sub, _common, bench.cmd_bench)
-    from . import reference
     reference.add_command(sub, _common)
 
-    from report import attribution, mail, rangediff, review
     review.add_command(sub)
     mail.add_command(sub)
     rangediff.add_command(sub)

@@ -1,4 +1,4 @@
-"""Small helpers the command lines share (python3 -m slabconv / verify / verify.bisect)."""
+"""Small helpers the command lines share (./slabconv / verify / verify.bisect)."""
 from __future__ import annotations
 
 import json

@@ -5,8 +5,10 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import paths
-from .log import SlabconvError
+import fetch
+from base import paths
+from base.log import SlabconvError
+from regen.worktree import tree_id
 
 
 @dataclass
@@ -59,9 +61,7 @@ def resolve(version: str | None, tree: str | None, deb_version: str | None = Non
         v = kernel_version(t)
         if version and version != v:
             raise SlabconvError(f"TREE={t} is Linux {v}, not KERNEL={version}", exit_code=2)
-        from regen.worktree import tree_id
         return Source(t, v, tree_id(t), packaged=False)
-    import fetch
     version = version or paths.DEFAULT_KERNEL
     if deb_version == "latest":
         deb_version = None

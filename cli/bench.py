@@ -7,14 +7,18 @@ import tempfile
 import time
 from pathlib import Path
 
-from slabconv import paths
-from slabconv.log import info
-from slabconv import atomic
+import verify
+from base import atomic, paths
+from base.log import info
+from cli import pipeline
+from regen import series, spatch, template, warmstart, worktree
+from regen.worktree import BASE_TAG
+from report import results
+from verify.bisect import ConfigResult
 
 
 def _regen_once(src, spatch_cache: bool = True):
     import os
-    from regen import series, worktree
     old = os.environ.get("SLABCONV_SPATCH_CACHE")
     os.environ["SLABCONV_SPATCH_CACHE"] = "1" if spatch_cache else "0"
     out = Path(tempfile.mkdtemp(prefix="bench-regen-"))
@@ -100,11 +104,9 @@ def runtime_figures(version: str) -> dict:
     it): per configuration the kernels booted, the boots' wall time (two
     guests at a time) and the time spent linking each patch's kernel and
     building its guest modules."""
-    from report import results
     rec = results.latest(version, "bisect")
     if rec is None:
         return {}
-    from verify.bisect import ConfigResult
     out = {}
     for c in map(ConfigResult.from_dict, (rec.get("data") or {}).get("configs") or []):
         if not c.runtime:
@@ -134,16 +136,12 @@ def runtime_lines(figures: dict) -> str:
 
 
 def cmd_bench(args) -> int:
-    from slabconv import pipeline
-    import verify
     src = pipeline._src(args, pipeline.BOOT_CONFIGS)
     figures: dict = {"kernel": src.version, "source": src.source_id}
 
     warm = _regen_once(src)                   # warm-up: the baseline work tree exists after it
     # the machine's speed, to compare figures across machines and days: one
     # spatch run that parses mm/slub.c (of the baseline) and matches a small rule
-    from regen import template
-    from regen.worktree import BASE_TAG
     base = warm.worktree.path
     warm.worktree.git("checkout", "-q", "-f", BASE_TAG, "--", "mm/slub.c")
     t0 = time.monotonic()
@@ -152,14 +150,12 @@ def cmd_bench(args) -> int:
     figures["calibration_seconds"] = round((time.monotonic() - t0) / 3, 3)
     warm.worktree.git("checkout", "-q", "-f", "HEAD", "--", "mm/slub.c")
     # every spatch run for real (as on a new kernel or a changed tree) ...
-    from regen import warmstart
     before = dict(warmstart.STATS)
     cold = [_regen_once(src, spatch_cache=False) for _ in range(2)]
     figures["warm_starts"] = {k: warmstart.STATS[k] - before[k] for k in before}
     best = min(cold, key=lambda r: r.seconds)
     figures["regen_seconds"] = [round(r.seconds, 2) for r in cold]
     figures["regen_entries"] = {e.subject: round(e.seconds, 2) for e in best.entries}
-    from regen import spatch
     figures["spatch_peak_rss_mb"] = round(spatch.PEAK["rss_kb"] / 1024, 1)
     figures["spatch_peak_rule"] = spatch.PEAK["rule"]
     # ... and again with the spatch results cached (rules and tree unchanged)

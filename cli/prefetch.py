@@ -22,17 +22,20 @@ guest of the boot matrix.
 """
 from __future__ import annotations
 
-from . import source
-from .log import SlabconvError, info
+from base.log import info, SlabconvError
+from boot import busybox
+from fetch import net
+from regen import source
+from verify import kconfig
+
 
 STARTED = ("the run has started building (everything it needs is fetched at its start: "
-           "slabconv/prefetch.py)")
+           "cli/prefetch.py)")
 
 
 def guest_arches(configs) -> list[str]:
     """The guest architectures of the configurations (unknown names are
     left to the command to report)."""
-    from verify import kconfig
     arches = set()
     for c in configs or ():
         try:
@@ -43,7 +46,6 @@ def guest_arches(configs) -> list[str]:
 
 
 def busyboxes(arches) -> None:
-    from boot import busybox
     for arch in arches:
         busybox.for_arch(arch)
 
@@ -52,7 +54,6 @@ def inputs(version: str | None, tree: str | None, deb_version: str | None,
            boot_configs=()) -> source.Source:
     """The run's kernel source and the busybox of every guest it boots; then
     no network for the rest of the process."""
-    from fetch import net
     src = source.resolve(version, tree, deb_version)
     busyboxes(guest_arches(boot_configs))
     net.forbid(STARTED)
@@ -64,7 +65,6 @@ def everything(version: str | None, tree: str | None = None,
     """`make fetch`: the kernel source (the version the committed series
     pins, as every command takes it) and the busybox of every guest
     architecture of the boot matrix."""
-    from boot import busybox
     src = source.resolve(version, tree, deb_version)
     busyboxes(["x86_64", *busybox.FOREIGN])
     info("fetch", f"everything a run needs is in the cache: {src.source_id}"

@@ -30,10 +30,17 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import paths
-from .log import SlabconvError, info
-from .source import Source
-from . import atomic
+import verify as V
+from base import atomic, paths
+from base.log import info, SlabconvError
+from boot import matrix, summary as msummary
+from regen.source import Source
+from report import results as recorded
+from verify import kbuild, kconfig, tree
+from . import prefetch
+from .pipeline import (_configs, boot_args, BOOT_JOBS, boot_name, BOOT_TIMEOUT as PER_CONFIG,
+    boot_variants, DEFAULT_BOOT_TIMEOUT, kernel_spec, variant_options)
+
 
 # Every configuration a reference run tries (the boot matrix's, and SLUB_TINY
 # where the kernel has it); those the tree lacks are "not applicable" (said,
@@ -46,7 +53,6 @@ BOOT_TIMEOUT = 180          # at least: an unpatched 6.x guest is larger than 5.
 def boot_timeout(config: str) -> float:
     """A reference guest's timeout: the patched boot's for the configuration
     (pipeline.BOOT_TIMEOUT: KASAN 300 s) and never less than BOOT_TIMEOUT."""
-    from .pipeline import BOOT_TIMEOUT as PER_CONFIG, DEFAULT_BOOT_TIMEOUT
     return max(float(BOOT_TIMEOUT), PER_CONFIG.get(config, DEFAULT_BOOT_TIMEOUT))
 
 
@@ -67,7 +73,6 @@ class Guest:
     @property
     def key(self) -> str:
         """The guest's name in the matrix and the summary: config[-variant]."""
-        from .pipeline import boot_name
         return boot_name(self.config, self.variant)
 
     def as_tuple(self) -> tuple:
@@ -90,15 +95,12 @@ def stamp(src: Source) -> dict:
 def boot_kwargs(config: str) -> dict:
     """boot.run()'s keyword arguments: the patched boots' (pipeline.boot_args)
     and the configuration's timeout (boot_timeout)."""
-    from .pipeline import boot_args
     return dict(boot_args(config), timeout=boot_timeout(config))
 
 
 def build_one(src: Source, config: str, out_root: Path, jobs: int = 2):
     """The unpatched tree built in `config` (reused when built before):
     (BuildResult, build dir, snapshot, reused)."""
-    import verify as V
-    from verify import kbuild, kconfig, tree
     version = kconfig.tree_version(src.tree)
     arch = kconfig.config_arch(config)
     targets = tuple(kbuild.DEFAULT_TARGETS)
@@ -123,8 +125,6 @@ def build_one(src: Source, config: str, out_root: Path, jobs: int = 2):
 def plan(src: Source, configs=DEFAULT_CONFIGS, *, jobs: int = 2) -> Plan:
     """Build the unpatched kernel in each applicable configuration; a guest
     per boot variant of each (pipeline.BOOT_VARIANTS)."""
-    from verify import kconfig
-    from .pipeline import boot_name, boot_variants, variant_options
     configs = list(configs)
     ok, na = kconfig.split_applicable(configs, src.tree)
     for c, why in na.items():
@@ -154,13 +154,11 @@ def run_root(version: str) -> Path:
 
 
 def record(src: Source, config: str, res, out: Path) -> Path | None:
-    from report import results as recorded
     return recorded.record_boot(src.version, stamp(src), f"reference-{config}", res, out)
 
 
 def guest_spec(g: Guest):
     """The boot matrix's GuestSpec (boot/matrix.py) for a built reference guest."""
-    from .pipeline import kernel_spec
     kw = dict(g.boot_kwargs)
     return kernel_spec(g.config, g.image, g.build_dir, g.src, name=g.key,
                        cmdline=kw.pop("cmdline_extra", ""), slub_debug=kw.pop("slub_debug", None),
@@ -173,8 +171,6 @@ def boot_guests(guests, src: Source, jobs: int | None = None) -> dict:
     summary in cache/boot/runs/reference-<version>/, each guest's run in
     <config>/ there); record each.  config -> BootResult (None: the guest
     could not be booted, e.g. its module did not build)."""
-    from boot import matrix, summary as msummary
-    from .pipeline import BOOT_JOBS
     guests = list(guests)
     if not guests:
         return {}
@@ -234,12 +230,9 @@ def format_summary(s: dict) -> str:
 
 
 def cmd_reference(args) -> int:
-    from . import prefetch
-    from .pipeline import _configs
     t0 = time.monotonic()
     configs = _configs(args, DEFAULT_CONFIGS)
     src = prefetch.inputs(args.kernel, args.tree, args.deb_version, configs)
-    from verify import kconfig
     if not kconfig.split_applicable(configs, src.tree)[0]:
         plan(src, configs)                  # says why each is not applicable
         raise SlabconvError(f"no configuration of {', '.join(configs)} applies to Linux "

@@ -11,10 +11,25 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import paths
-from .log import SlabconvError, Stages, info
-from .source import DEFAULT_CONFIGS, Source, series_dir
-from . import atomic
+import boot
+import verify
+from base import atomic, paths
+from base.cliutil import comma_list
+from base.log import info, SlabconvError, Stages
+from boot import matrix, summary
+from boot.matrix import GuestSpec
+from regen import field_users, manifest, series, upstream, worktree
+from regen.series import output_lock, series_date
+from regen.source import committed_identity, DEFAULT_CONFIGS, resolve, series_dir, Source
+from regen.spatch import spatch_version
+from regen.worktree import BASE_TAG, user_identity, WorkTree
+from report import reproduce, results as recorded
+from verify import (bisect, checkpatch, compiled, kconfig, layout, messages,
+    nullcheck, objdiff, readability, residue)
+from verify.field_users import coverage
+from verify.gates import Gates
+from . import prefetch
+
 
 DEFAULT_CONFIG = "slub"
 # One kernel per allocator: each is built (baseline and patched: new
@@ -77,9 +92,6 @@ class Applied:
 
 def do_regen(args, src=None):
     import os
-    from regen import series, worktree
-    from regen.spatch import spatch_version
-    from .source import committed_identity, resolve
     if src is None:
         src = resolve(args.kernel, args.tree, args.deb_version)
     out = series_dir(src, args.output)
@@ -107,7 +119,6 @@ def do_regen(args, src=None):
                       f"{out / 'ENTRIES'})")
     info("regen", f"{len(res.entries)} patches, {len(res.skipped)} steps skipped, "
                   f"in {res.seconds:.1f}s -> {out}")
-    from report import reproduce        # the review's byte-for-byte line reads this record
     reproduce.record_regen(src.version, out, src.source_id, spatch_version(), res.seconds)
     return src, res
 
@@ -115,7 +126,6 @@ def do_regen(args, src=None):
 def applicable_configs(src: Source, configs, what: str = "verify") -> list:
     """The configurations of `configs` the tree has (verify.kconfig.applicable);
     each of the others is said to be not applicable.  None left: exit 2."""
-    from verify import kconfig
     configs = [configs] if isinstance(configs, str) else list(configs)
     ok, na = kconfig.split_applicable(configs, src.tree)
     for c, why in na.items():
@@ -131,8 +141,6 @@ def apply_series(src: Source, patches_dir: Path, written: dict | None = None) ->
     numbered patches of `patches_dir`, or `written` (name -> bytes: what
     this run's regen wrote there, which another run may have replaced
     since)."""
-    from regen.series import output_lock, series_date
-    from regen.worktree import BASE_TAG, WorkTree, user_identity
     if not written and not any(p for p in patches_dir.glob("[0-9][0-9][0-9][0-9]-*.patch")
                                if not p.name.startswith("0000-")):
         raise SlabconvError(f"no series in {patches_dir}: run `make regen` first", exit_code=2)
@@ -193,10 +201,6 @@ def verify_applied(ap: Applied, config=DEFAULT_CONFIGS, bisect_configs=DEFAULT_B
     tree_gates=False (the field users and the residue): not run, and said so
     (boot builds kernels through here).  nullcheck (default: as tree_gates):
     slab_null.cocci at every patch (verify/nullcheck.py); False: not run."""
-    import verify
-    from verify import bisect, field_users
-    from verify.gates import Gates
-    from regen.worktree import BASE_TAG
     t0 = time.monotonic()
     configs = [config] if isinstance(config, str) else list(config)
     if not configs:
@@ -218,8 +222,7 @@ def verify_applied(ap: Applied, config=DEFAULT_CONFIGS, bisect_configs=DEFAULT_B
         g.not_run["nullcheck"] = "--no-nullcheck" if nullcheck is False else "not asked for"
     out_root = paths.cache_dir("build", ap.src.version)
     if layout:                    # minutes, where the builds below take an hour cold
-        from verify import layout as L
-        g.layout = L.check(ap.tree, out_root, base=ap.src.tree, changed=ap.touched)
+        g.layout = layout_series(ap, out_root)
         print(g.layout.summary())
     else:
         g.not_run["layout"] = "not asked for"
@@ -329,8 +332,6 @@ def compiled_lines_check(ap: Applied, results, coverage_configs, out_root: Path,
     `coverage_configs` this kernel has (the others are said to be not
     applicable).  Returns the report and {config: problem} for a coverage
     build that failed."""
-    import verify
-    from verify import compiled, kconfig
     builds = _patched_builds(results)
     todo, skipped = kconfig.split_applicable([c for c in coverage_configs if c not in builds],
                                              ap.src.tree)
@@ -353,36 +354,34 @@ def compiled_lines_check(ap: Applied, results, coverage_configs, out_root: Path,
 
 def nullcheck_series(ap: Applied):
     """slab_null.cocci at every patch of the applied series, on the files each changes."""
-    from regen.worktree import BASE_TAG
-    from verify import nullcheck
     return nullcheck.check_series(ap.tree, BASE_TAG, "HEAD")
 
 
 def messages_series(ap: Applied):
     """Every function a commit message names is touched by its patch
     (verify/messages.py)."""
-    from verify import messages
     return messages.check(ap.patches)
 
 
 def readability_series(ap: Applied):
     """Page locals, helpers computed twice, round trips in the functions
     each patch changes (verify/readability.py; a report)."""
-    from regen.worktree import BASE_TAG
-    from verify import readability
     return readability.check(ap.tree, BASE_TAG, "HEAD")
+
+
+def layout_series(ap: Applied, out_root: Path):
+    """struct slab's layout asserts, built for the applied series (verify/layout.py)."""
+    return layout.check(ap.tree, out_root, base=ap.src.tree, changed=ap.touched)
 
 
 def checkpatch_series(ap: Applied):
     """The baseline tree's checkpatch.pl on every patch of the applied series."""
-    from verify import checkpatch
     return checkpatch.check(ap.src.tree, ap.patches)
 
 
 def record_verify(ap: Applied, results, r) -> None:
     """Record the results for `slabconv review`, tied to the series applied
     (report/results.py); boot_config() records its runs the same way."""
-    from report import results as recorded
     stamp = recorded.series_stamp(ap.patches, ap.src.source_id)
     for x in results:
         x.series_record = (ap.src.version, stamp)
@@ -408,7 +407,6 @@ def field_users_check(ap: Applied, results, extra_builds=None) -> dict | None:
     whose patched build compiled each; and the uses left after the series,
     which must be none.  Only when the series removes the members (its
     last patch changes struct page)."""
-    from verify import field_users
     import json
     if field_users.page_keeps_slab_members(ap.tree):
         info("field-users", "struct page keeps its slab members: nothing to prove")
@@ -431,7 +429,7 @@ def field_users_check(ap: Applied, results, extra_builds=None) -> dict | None:
     builds = _patched_builds(results)
     for c, o in (extra_builds or {}).items():    # the coverage builds compiled some of them
         builds.setdefault(c, o)
-    rows = field_users.coverage(before, builds)
+    rows = coverage(before, builds)
     print("field users: files that used a slab member of struct page before the series, "
           "and the builds that compiled them after it")
     for row in rows:
@@ -447,7 +445,6 @@ def field_users_check(ap: Applied, results, extra_builds=None) -> dict | None:
 
 def _rule_digest() -> str:
     import hashlib
-    from verify import field_users
     return hashlib.sha256(field_users.RULE.read_bytes()).hexdigest()[:12]
 
 
@@ -458,7 +455,6 @@ def residue_gate(rr, baseline=None) -> list:
     if rr is None:
         return []
     from collections import Counter
-    from verify import residue
     gate = set(residue.load_allowlist().gate)
     gated = [c for c in rr.not_allowed if c.finding.file in gate]
     if baseline is None:
@@ -480,8 +476,6 @@ def upstream_residue(ap: Applied):
     allowlist (written for the series' end state on 5.10) does not allow there
     are upstream's, and the gate fails only on those the series adds.  None
     for a kernel without struct slab (5.10: every use NOT allowed fails)."""
-    from regen import upstream
-    from verify import residue
     where = upstream.has_struct_slab(ap.src.tree)
     if not where:
         return None
@@ -501,7 +495,6 @@ def residue_summary(ap: Applied, limit: int = 10):
     `limit` uses that are NOT allowed) and return it; verify's residue gate
     (residue_gate()) decides on it.  A failure to produce it is raised
     (SlabconvError): verify fails on a residue check that did not run."""
-    from verify import residue
     rr = residue.check(ap.tree)
     print(rr.summary(limit=limit))
     return rr
@@ -514,10 +507,8 @@ def _applied(args, boot_configs=()) -> Applied:
 
 def cmd_residue(args) -> int:
     """The series applied with git am; the residue report (verify/residue.py)."""
-    from verify import residue
     ap = _applied(args)
     rr = residue.check(ap.tree, args.files, all_files=args.all, allowlist=args.allowlist)
-    from report import results as recorded
     recorded.record(ap.src.version, "residue",
                     recorded.series_stamp(ap.patches, ap.src.source_id), rr.to_dict())
     return residue.report(rr, args)
@@ -526,7 +517,6 @@ def cmd_residue(args) -> int:
 def cmd_layout(args) -> int:
     """The series applied with git am; struct slab's asserts built in the
     layout configurations (verify/layout.py)."""
-    from verify import layout
     ap = _applied(args)
     return layout.run_and_report(ap.tree, paths.cache_dir("build", ap.src.version), args,
                                  base=ap.src.tree, changed=ap.touched)
@@ -536,7 +526,6 @@ def cmd_checkpatch(args) -> int:
     """The kernel's own scripts/checkpatch.pl, from the baseline tree, on
     every patch of the series as written (verify/checkpatch.py; nothing
     applied)."""
-    from verify import checkpatch
     src = _src(args)
     return checkpatch.run_and_report(src.tree, series_dir(src, args.output), args,
                                      default_json=paths.cache_dir("runs") /
@@ -544,7 +533,6 @@ def cmd_checkpatch(args) -> int:
 
 
 def _bisect_configs(args) -> tuple:
-    from .cliutil import comma_list
     v = getattr(args, "bisect_configs", None)
     if v is None:
         return DEFAULT_BISECT
@@ -567,7 +555,6 @@ def series_code(x, src) -> dict:
     patched build compared function by function with the baseline's
     (verify/objdiff.py), with bloat-o-meter for each object whose code
     changed."""
-    from verify import objdiff
     base, new = Path(x.baseline_out), Path(x.patched_out)
     objs = [o for o in objdiff.list_objects(new) if (base / o).is_file()]
     changed = []
@@ -588,8 +575,6 @@ def code_expectations(manifest_path=None):
     """For the per-patch object-code check: subject -> (the code changes its
     manifest entry declares, None for a type-only patch; its function
     renames)."""
-    from regen import manifest
-    from verify import objdiff
     series = manifest.load(Path(manifest_path) if manifest_path else paths.COCCI / "series.toml")
     index = objdiff.entries_by_subject(series)
 
@@ -611,7 +596,6 @@ def patch_guest(config: str, image, build_dir, src, name: str, modules):
 def boot_args(config: str, cmdline_extra: str = "") -> dict:
     """boot.run()'s slub_debug and cmdline_extra for a configuration
     (cmdline_extra: more kernel parameters, e.g. slabconv.inject=...)."""
-    import boot
     slub_debug = boot.DEFAULT_SLUB_DEBUG if config in SLUB_CONFIGS else None
     extra = " ".join(x for x in (BOOT_CMDLINE.get(config, ""), cmdline_extra.strip()) if x)
     return {"slub_debug": slub_debug, "cmdline_extra": extra}
@@ -633,7 +617,6 @@ def boot_name(config: str, variant: str = "") -> str:
 
 
 def boot_config(vr, run_name: str, cmdline_extra: str = "", variant: str = ""):
-    import boot
     if variant not in boot_variants(vr.config):
         raise SlabconvError(f"boot: configuration {vr.config} has no variant {variant!r} "
                             f"(has: {', '.join(repr(v) for v in boot_variants(vr.config))})",
@@ -647,7 +630,6 @@ def boot_config(vr, run_name: str, cmdline_extra: str = "", variant: str = ""):
     print(f"[{name}] " + res.summary())
     rec = getattr(vr, "series_record", None)
     if rec is not None:                  # the series verify built (record_verify)
-        from report import results as recorded
         recorded.record_boot(rec[0], rec[1], name, res, out)
     return res
 
@@ -658,9 +640,7 @@ def kernel_spec(config: str, image, build_dir, src, *, name: str, cmdline: str =
     """A boot matrix GuestSpec for a built kernel of `config`: its arch, the
     configuration's QEMU extras and timeout (BOOT_QEMU, BOOT_TIMEOUT) unless
     a timeout is given.  The patched boots (guest_spec) and the reference
-    boots (slabconv.reference) both go through here."""
-    from boot.matrix import GuestSpec
-    from verify import kconfig
+    boots (cli.reference) both go through here."""
     return GuestSpec(name=name, arch=kconfig.config_arch(config), image=Path(image),
                      build_dir=Path(build_dir), src=Path(src), config=config, cmdline=cmdline,
                      slub_debug=slub_debug, qemu_extra=tuple(BOOT_QEMU.get(config, ())),
@@ -686,7 +666,6 @@ def boot_matrix(vr, run_name: str = "matrix", *, jobs: int = BOOT_JOBS,
     a time (boot/matrix.py), in cache/boot/runs/<run_name>/<config>/; record
     each for the review.  Returns (MatrixResult or None, config ->
     BootResult, None for a kernel that did not build)."""
-    from boot import matrix
     out: dict = {}
     specs, built = [], {}
     for config, r in verified_builds(vr):
@@ -705,14 +684,12 @@ def boot_matrix(vr, run_name: str = "matrix", *, jobs: int = BOOT_JOBS,
         out[g.spec.name] = g.boot
         rec = getattr(built[g.spec.name], "series_record", None)
         if rec is not None and g.boot is not None:
-            from report import results as recorded
             recorded.record_boot(rec[0], rec[1], g.spec.name, g.boot, g.out_dir)
     return m, out
 
 
 def boot_all(vr, run_name: str = "matrix", jobs: int = BOOT_JOBS) -> dict:
     """boot_matrix() with its one-screen summary printed; config -> BootResult."""
-    from boot import summary
     m, out = boot_matrix(vr, run_name, jobs=jobs)
     if m is not None:
         print(summary.render(m))
@@ -721,14 +698,12 @@ def boot_all(vr, run_name: str = "matrix", jobs: int = BOOT_JOBS) -> dict:
 
 def _src(args, boot_configs=()) -> Source:
     """The run's kernel source and the busybox of each guest it boots, fetched
-    before anything is built; no network afterwards (slabconv/prefetch.py)."""
-    from . import prefetch
+    before anything is built; no network afterwards (cli/prefetch.py)."""
     return prefetch.inputs(args.kernel, args.tree, args.deb_version, boot_configs)
 
 
 def _configs(args, default=DEFAULT_CONFIGS) -> list:
     """--config a,b (those), +a,b (the default set and those) or the default."""
-    from .cliutil import comma_list
     v = getattr(args, "config", None)
     if v and v.startswith("+"):
         return list(dict.fromkeys(list(default) + comma_list(v[1:])))
@@ -736,7 +711,6 @@ def _configs(args, default=DEFAULT_CONFIGS) -> list:
 
 
 def _checks(args) -> dict:
-    from .cliutil import comma_list
     cov = getattr(args, "coverage_configs", None)
     cov = None if cov is None or cov.strip() == "none" else tuple(comma_list(cov))
     rt = getattr(args, "runtime_configs", None)
@@ -824,7 +798,6 @@ def cmd_all(args) -> int:
     stages.start(MAIN_STEPS[0])
     src, regen = do_regen(args, src)
     if (committed / "SOURCE").is_file() and Path(regen.output) != committed:
-        from report import reproduce
         how, files = reproduce.compare(regen.output, committed)
         info("all", f"the rules reproduce {committed.relative_to(paths.REPO)}: {how}"
                     + (f" ({len(files)} files differ: {', '.join(files[:6])}"
@@ -870,7 +843,7 @@ def cmd_all(args) -> int:
 
 
 def add_commands(sub, common, bench) -> None:
-    """verify, boot, all and bench (`bench`: report/bench.py's command,
+    """verify, boot, all and bench (`bench`: cli/bench.py's command,
     passed in by the CLI: report/ reads this module, not the other way)."""
     for name, func, help_ in (
             ("verify", cmd_verify, "apply the series, build baseline and patched, gate on new warnings"),
@@ -916,7 +889,6 @@ def add_commands(sub, common, bench) -> None:
                                 "(verify/nullcheck.py; listed as not run)")
         p.set_defaults(func=func)
 
-    from verify import checkpatch, layout, residue
     for name, func, module, help_ in (
             ("layout", cmd_layout, layout,
              "apply the series and build the objects that carry struct slab's static_asserts "

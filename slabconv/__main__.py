@@ -1,5 +1,0 @@
-import sys
-
-from slabconv.cli import main
-
-sys.exit(main())
