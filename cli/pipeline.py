@@ -425,7 +425,8 @@ def field_users_check(ap: Applied, results, extra_builds=None) -> dict | None:
         atomic.write_text(cache, json.dumps({f: [u.__dict__ for u in us]
                                              for f, us in before.items()}))
     cands = sorted(set(field_users.candidates(ap.tree)) | set(before))
-    after = field_users.find(ap.tree, [f for f in cands if (ap.tree / f).is_file()])
+    after = field_users.find(ap.tree, [f for f in cands if (ap.tree / f).is_file()],
+                             cached=True)
     builds = _patched_builds(results)
     for c, o in (extra_builds or {}).items():    # the coverage builds compiled some of them
         builds.setdefault(c, o)

@@ -259,3 +259,34 @@ def test_cli_bad_tree_exit_2(tmp_path):
                          str(tmp_path)], capture_output=True, text=True,
                         cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     assert cp.returncode == 2 and "slabconv: error:" in cp.stderr
+
+
+def test_a_run_with_the_same_inputs_is_read_back_not_run_again(tmp_path, monkeypatch):
+    """The output of a run is kept by what it depends on (checkpatch.pl, the
+    tree's identity, --strict, the patch): the same inputs read it back; any
+    one of them changed runs checkpatch again; a failed run is never kept."""
+    monkeypatch.setenv("SLABCONV_CACHE", str(tmp_path / "cache"))
+    count = tmp_path / "count"
+    script = tmp_path / "scripts" / "checkpatch.pl"
+    script.parent.mkdir()
+    script.write_text(f'open(my $f, ">>", "{count}"); print $f "x"; close $f;\n'
+                      'print "WARNING:W: w\\n#1: \\n\\ntotal: 0 errors, 1 warnings, 1 lines checked\\n";\n')
+    runs = lambda: len(count.read_text()) if count.exists() else 0   # noqa: E731
+    first = C.run_checkpatch("perl", script, tmp_path, PATCH, "p", tree_id="stat:1")
+    assert runs() == 1
+    assert C.run_checkpatch("perl", script, tmp_path, PATCH, "p", tree_id="stat:1") == first
+    assert runs() == 1                                  # read back
+    C.run_checkpatch("perl", script, tmp_path, PATCH + "\n", "p", tree_id="stat:1")
+    C.run_checkpatch("perl", script, tmp_path, PATCH, "p", tree_id="stat:2")
+    C.run_checkpatch("perl", script, tmp_path, PATCH, "p", strict=True, tree_id="stat:1")
+    C.run_checkpatch("perl", script, tmp_path, PATCH, "p")          # no identity: not kept
+    C.run_checkpatch("perl", script, tmp_path, PATCH, "p")
+    assert runs() == 6
+    script.write_text(script.read_text() + "# changed\n")          # checkpatch.pl changed
+    C.run_checkpatch("perl", script, tmp_path, PATCH, "p", tree_id="stat:1")
+    assert runs() == 7
+    script.write_text('print STDERR "boom\\n"; exit 2;\n')
+    for _ in range(2):
+        with pytest.raises(SlabconvError):
+            C.run_checkpatch("perl", script, tmp_path, PATCH, "q", tree_id="stat:3")
+    assert not C._stored(C.run_key(script, "stat:3", PATCH, False)).exists()

@@ -215,10 +215,23 @@ def test_check_build_cli_end_to_end(work):
         "incorrect type in initializer (different address spaces)"]
     assert "NEW mm/usercopy.c:" in r.stdout and "FAIL" in r.stdout
     assert Path(rep["patched_out"], "mm/usercopy.o").is_file()
+    assert rep["patched_reused"] is False
 
+    # the same patched tree again: nothing is built, and the gates judge the
+    # kept result exactly as before
+    r = _cli(*common, "--patched", work.planted, "--json", work.root / "again.json")
+    assert r.returncode == 1, r.stdout + r.stderr
+    again = json.loads((work.root / "again.json").read_text())
+    assert again["patched_reused"] is True and "reusing the build" in r.stderr + r.stdout
+    assert again["new_warnings"] == rep["new_warnings"]
+    assert again["sparse"]["new"] == rep["sparse"]["new"]
+
+    # the pristine tree: the kept build is brought up to date in place (the
+    # three files go back), and the planted warnings are gone with them
     r = _cli(*common, "--patched", work.pristine, "--json", work.root / "clean.json")
     assert r.returncode == 0, r.stdout + r.stderr
     rep = json.loads((work.root / "clean.json").read_text())
     assert rep["ok"] is True and rep["baseline_reused"] is True
+    assert rep["patched_reused"] is False and "3 file(s) changed since" in r.stderr + r.stdout
     assert rep["changed_files"] == [] and rep["new_warnings"] == []
     assert rep["sparse"]["new"] == []

@@ -59,6 +59,7 @@ class VerifyResult:
     sparse: Optional[_sparse.SparseResult] = None
     changed_files: list = field(default_factory=list)
     baseline_reused: bool = False
+    patched_reused: bool = False     # no file changed since the last patched build
     seconds: float = 0.0
     report: Optional[Path] = None
     summary: str = ""
@@ -90,6 +91,7 @@ class VerifyResult:
         return {
             "ok": self.ok, "config": self.config, "seconds": round(self.seconds, 1),
             "problems": self.problems, "baseline_reused": self.baseline_reused,
+            "patched_reused": self.patched_reused,
             "baseline_src": str(self.baseline_src), "baseline_out": str(self.baseline_out),
             "patched_src": str(self.patched_src) if self.patched_src else None,
             "patched_out": str(self.patched_out) if self.patched_out else None,
@@ -244,9 +246,12 @@ def _check_build_locked(baseline_src, patched_src, out_root, config, sparse_file
     cleaner = None
     try:
         base_dir.mkdir(parents=True, exist_ok=True)
-        # old trees are deleted in the background, while we build
-        cleaner = tree.discard(_old_builds(out_root, config, base_dir) + [pat_dir],
-                               out_root / ".trash")
+        # old trees are deleted in the background, while we build; the last
+        # patched build of this baseline is kept: it is brought up to date
+        # in place (_patched)
+        keep = incremental and _patched_stamp(pat_dir, key) is not None
+        cleaner = tree.discard(_old_builds(out_root, config, base_dir)
+                               + ([] if keep else [pat_dir]), out_root / ".trash")
         base, reused = _baseline(baseline_src, base_dir, key, config, arch, targets, jobs)
         base_snap = base_dir / "tree"
         problems = []
@@ -257,25 +262,10 @@ def _check_build_locked(baseline_src, patched_src, out_root, config, sparse_file
                                baseline_src=base_snap, baseline_out=base_snap / O_NAME)
             return _finish(res, pat_dir, t0)
 
-        # The patched tree: snapshot = baseline snapshot + differing files.
-        slog.info("verify", f"patched: comparing {patched_src} with the baseline")
         pat_snap = pat_dir / "tree"
-        pat_dir.mkdir(parents=True, exist_ok=True)
-        changed = tree.overlay(base_snap, patched_src, pat_snap, skip=(O_NAME,))
-        slog.info("verify", f"patched: {len(changed)} file(s) differ: "
-                            f"{', '.join(changed[:8])}{' ...' if len(changed) > 8 else ''}")
         pat_out = pat_snap / O_NAME
-        if incremental:
-            cp = subprocess.run(["cp", "-a", "--reflink=auto", str(base_snap / O_NAME),
-                                 str(pat_out)], stderr=subprocess.PIPE, text=True)
-            if cp.returncode != 0:
-                raise SlabconvError(f"cannot copy the baseline build: {cp.stderr.strip()}")
-            tree.relocate(pat_out, base_snap, pat_snap)
-        kconfig.configure_named(pat_snap, pat_out, config)
-        pat = kbuild.build(pat_snap, pat_out, targets=targets, jobs=jobs, arch=arch,
-                           label="patched")
-        if pat.ok:
-            kconfig.configure_named(pat_snap, pat_out, config)   # re-check after syncconfig
+        changed, pat, pat_reused = _patched(base_snap, patched_src, pat_dir, key, config, arch,
+                                            targets, jobs, incremental, keep)
         new = W.new_warnings(base.warnings, pat.warnings) if pat.ok else []
         gone = W.gone_warnings(base.warnings, pat.warnings) if pat.ok else []
         if not pat.ok:
@@ -306,7 +296,7 @@ def _check_build_locked(baseline_src, patched_src, out_root, config, sparse_file
         res = VerifyResult(ok=not problems, config=config, baseline=base, patched=pat,
                            new_warnings=new, gone_warnings=gone, sparse=sp,
                            changed_files=changed, baseline_reused=reused,
-                           problems=problems, sparse_not_built=not_built,
+                           patched_reused=pat_reused, problems=problems, sparse_not_built=not_built,
                            baseline_src=base_snap,
                            baseline_out=base_snap / O_NAME, patched_src=pat_snap,
                            patched_out=pat_out)
@@ -314,6 +304,70 @@ def _check_build_locked(baseline_src, patched_src, out_root, config, sparse_file
     finally:
         if cleaner is not None:
             cleaner.wait()
+
+
+def _patched_stamp(pat_dir: Path, key: str) -> dict | None:
+    """The record of the last patched build in pat_dir, if it was built on
+    the baseline build `key` and its O= directory is there."""
+    stamp = pat_dir / "build.json"
+    try:
+        d = json.loads(stamp.read_text())
+    except (OSError, ValueError):
+        return None
+    if d.get("key") != key or not (pat_dir / "tree" / O_NAME / ".config").is_file():
+        return None
+    return d
+
+
+def _patched(base_snap: Path, patched_src: Path, pat_dir: Path, key: str, config: str,
+             arch: str, targets: tuple, jobs: int, incremental: bool, keep: bool):
+    """The patched build: (files that differ from the baseline, BuildResult,
+    whether the last build's result was reused).
+
+    keep (the last patched build of this baseline is in pat_dir): its
+    snapshot is brought to patched_src's content in place, so only the files
+    changed since then get a new time stamp and kbuild recompiles what they
+    touch; when none changed and that build passed, its result stands and
+    nothing is run.  Otherwise: the baseline snapshot with the differing
+    files replaced, built in a copy of the baseline's O= directory
+    (incremental) or in a fresh one."""
+    pat_snap = pat_dir / "tree"
+    pat_out = pat_snap / O_NAME
+    stamp = pat_dir / "build.json"
+    slog.info("verify", f"patched: comparing {patched_src} with the baseline")
+    changed = sorted(set().union(*tree.diff_trees(base_snap, patched_src,
+                                                   skip_a=(O_NAME,))))
+    slog.info("verify", f"patched: {len(changed)} file(s) differ: "
+                        f"{', '.join(changed[:8])}{' ...' if len(changed) > 8 else ''}")
+    last = _patched_stamp(pat_dir, key) if keep else None
+    if last is not None:
+        since = tree.sync(pat_snap, patched_src, skip=(O_NAME,))
+        if not since and last.get("result", {}).get("ok"):
+            res = kbuild.BuildResult.from_dict(last["result"])
+            slog.info("verify", f"patched: reusing the build in {pat_out}: no file changed "
+                                f"since it was built ({len(res.warnings)} warnings)")
+            return changed, res, True
+        slog.info("verify", f"patched: {len(since)} file(s) changed since the last patched "
+                            f"build: building it again in place")
+    else:
+        pat_dir.mkdir(parents=True, exist_ok=True)
+        tree.overlay(base_snap, patched_src, pat_snap, skip=(O_NAME,))
+        if incremental:
+            cp = subprocess.run(["cp", "-a", "--reflink=auto", str(base_snap / O_NAME),
+                                 str(pat_out)], stderr=subprocess.PIPE, text=True)
+            if cp.returncode != 0:
+                raise SlabconvError(f"cannot copy the baseline build: {cp.stderr.strip()}")
+            tree.relocate(pat_out, base_snap, pat_snap)
+    stamp.unlink(missing_ok=True)
+    kconfig.configure_named(pat_snap, pat_out, config)
+    pat = kbuild.build(pat_snap, pat_out, targets=targets, jobs=jobs, arch=arch,
+                       label="patched")
+    if pat.ok:
+        kconfig.configure_named(pat_snap, pat_out, config)   # re-check after syncconfig
+    if incremental:
+        atomic.write_text(stamp, json.dumps({"key": key, "result": pat.to_dict()}, indent=1)
+                          + "\n")
+    return changed, pat, False
 
 
 def _build_patched_only(patched_src, config, pat_dir, arch, targets, jobs, t0) -> VerifyResult:
@@ -361,7 +415,8 @@ def summary_text(r: VerifyResult) -> str:
     else:
         line("baseline", r.baseline, " (reused)" if r.baseline_reused else "")
         line("patched", r.patched,
-             f", {len(r.new_warnings)} NEW" if r.patched and r.patched.ok else "")
+             (f", {len(r.new_warnings)} NEW" if r.patched and r.patched.ok else "")
+             + (" (reused: no file changed since)" if r.patched_reused else ""))
     if r.changed_files:
         L.append(f"  changed   {len(r.changed_files)} file(s): "
                  f"{', '.join(r.changed_files[:6])}{' ...' if len(r.changed_files) > 6 else ''}")

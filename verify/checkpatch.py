@@ -33,6 +33,7 @@ missing).
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import re
@@ -47,6 +48,8 @@ from typing import Optional
 from base import atomic, paths
 from base.log import guarded, info, SlabconvError
 from base.proc import require_tool
+
+from .tree import identity as tree_identity
 
 
 SCRIPT = "scripts/checkpatch.pl"
@@ -376,9 +379,35 @@ def _scratch_cwd() -> Path:
     return paths.cache_dir("checkpatch")
 
 
+def _stored(key: str | None) -> Path | None:
+    """Where checkpatch's output for `key` is kept (None: no key, not kept)."""
+    return None if key is None else paths.cache_dir("checkpatch", "runs") / f"{key}.out"
+
+
+def run_key(script: Path, tree_id: str | None, text: str, strict: bool) -> str | None:
+    """What one run's output depends on: checkpatch.pl itself, the tree it
+    reads (--root: spelling list, typedefs, the headers of the CamelCase
+    check; `tree_id` is verify/tree.py's identity of it), the options and
+    the patch.  None when the tree has no identity: such runs are not kept."""
+    if tree_id is None:
+        return None
+    h = hashlib.sha256()
+    for part in (script.read_bytes(), tree_id.encode(), b"strict" if strict else b"",
+                 text.encode(errors="replace")):
+        h.update(part + b"\0")
+    return h.hexdigest()
+
+
 def run_checkpatch(perl: str, script: Path, tree: Path, text: str, name: str,
-                   strict: bool = False) -> tuple:
-    """One checkpatch run on `text` (fed on stdin): (findings, totals)."""
+                   strict: bool = False, tree_id: str | None = None) -> tuple:
+    """One checkpatch run on `text` (fed on stdin): (findings, totals).  With
+    `tree_id`, the output of a run with the same inputs (run_key()) is read
+    back instead of running checkpatch again."""
+    stored = _stored(run_key(script, tree_id, text, strict))
+    if stored is not None and stored.is_file():
+        findings, totals = parse_output(stored.read_text())
+        if totals is not None:
+            return findings, totals
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     env["GIT_DIR"] = NO_GIT
     env["LC_ALL"] = "C.UTF-8"
@@ -398,17 +427,19 @@ def run_checkpatch(perl: str, script: Path, tree: Path, text: str, name: str,
             (totals["checks"] and got["CHECK"] != want["CHECK"]):
         raise SlabconvError(f"checkpatch output for {name} not understood: parsed {got}, "
                             f"checkpatch counted {want}")
+    if stored is not None:
+        atomic.write_text(stored, cp.stdout)
     return findings, totals
 
 
 def check_one(perl: str, script: Path, tree: Path, patch: Path, strict: bool = False,
-              inherited: bool = True) -> PatchResult:
+              inherited: bool = True, tree_id: str | None = None) -> PatchResult:
     t0 = time.monotonic()
     text = patch.read_text(errors="replace")
-    findings, totals = run_checkpatch(perl, script, tree, text, patch.name, strict)
+    findings, totals = run_checkpatch(perl, script, tree, text, patch.name, strict, tree_id)
     if inherited and any(f.file for f in findings):
         rev, _ = run_checkpatch(perl, script, tree, reverse_patch(text),
-                                f"{patch.name} (reversed)", strict)
+                                f"{patch.name} (reversed)", strict, tree_id)
         mark_inherited(findings, rev, text)
     return PatchResult(patch=patch.name, subject=_subject(text), findings=findings,
                        totals=totals, seconds=time.monotonic() - t0)
@@ -425,9 +456,10 @@ def check(tree, patches, *, strict: bool = False, jobs: int = 2,
     if not patches:
         raise SlabconvError("no patches to check", exit_code=2)
     info("checkpatch", f"{script} on {len(patches)} patch(es)")
+    tree_id = tree_identity(tree)
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as ex:
-        results = list(ex.map(lambda p: check_one(perl, script, tree, p, strict, inherited),
-                              patches))
+        results = list(ex.map(lambda p: check_one(perl, script, tree, p, strict, inherited,
+                                                  tree_id), patches))
     return CheckpatchResult(ok=not any(r.errors for r in results), tree=tree, script=script,
                             patches=results, strict=strict, seconds=time.monotonic() - t0)
 
