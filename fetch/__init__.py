@@ -8,7 +8,7 @@
 
 Modules: suites (version -> apt suite table), apt (private/system apt
 access), debcache (verified .deb files), unpack (atomic unpack, markers,
-read-only trees), debver (Debian version ordering), lock (flock), net
+read-only trees, Debian version order through dpkg), lock (flock), net
 (retries with backoff, the advice after the last try, the no-network
 guard of a run that has started building).
 """
