@@ -18,6 +18,18 @@ class SlabconvError(Exception):
         self.exit_code = exit_code
 
 
+def duration(sec, decimals: int = 0) -> str:
+    """Seconds as a person reads them: "42s" ("4.2s" with decimals=1) under
+    a minute, "3m07s" from a minute on; "?" for None."""
+    if sec is None:
+        return "?"
+    sec = float(sec)
+    if round(sec, decimals) < 60:
+        return f"{sec:.{decimals}f}s"
+    m, s = divmod(round(sec), 60)
+    return f"{m}m{s:02d}s"
+
+
 def info(stage: str, msg: str) -> None:
     print(f"[{stage}] {msg}", file=sys.stderr, flush=True)
 
@@ -51,7 +63,7 @@ def guarded(func, *args, **kwargs) -> int:
 
 class Stages:
     """One-line headers for a job of several steps: "==== step 2 of 4:
-    apply the series (last run: 0m41s) ====".  `last` maps a step's name
+    apply the series (last run: 41s) ====".  `last` maps a step's name
     to its time in the previous run; `times` holds this run's, to record."""
 
     def __init__(self, job: str, names: list[str], last: dict | None = None):
@@ -64,7 +76,7 @@ class Stages:
         self._close()
         k = self.names.index(name) + 1
         prev = self.last.get(name)
-        when = f" (last run: {int(prev // 60)}m{int(prev % 60):02d}s)" if prev is not None else ""
+        when = f" (last run: {duration(prev)})" if prev is not None else ""
         print(f"==== {self.job}: step {k} of {len(self.names)}: {name}{when} ====",
               file=sys.stderr, flush=True)
         self._cur, self._t0 = name, time.monotonic()

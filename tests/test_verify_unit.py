@@ -360,7 +360,7 @@ def test_the_progress_line_counts_against_the_last_cold_build(tmp_path, monkeypa
     assert kbuild.progress_line("patched-slub", 500, 150.0, 2000) == (
         "patched-slub: 500 of ~2000 objects compiled, 2m30s, about 7m30s left")
     assert kbuild.progress_line("patched-slub", 7, 30.0, None, cold=False) == (
-        "patched-slub: 7 objects compiled, 0m30s")                  # incremental: make decides
+        "patched-slub: 7 objects compiled, 30s")                  # incremental: make decides
     (out / ".config").write_text("CONFIG_SLAB=y\n")           # another configuration
     assert kbuild.expected_objects(out) is None
 

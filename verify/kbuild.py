@@ -335,21 +335,17 @@ def _is_step(line: str, kinds=("CC", "AS", "CC [M]")) -> bool:
     return head in kinds
 
 
-def _mmss(sec: float) -> str:
-    return f"{int(sec // 60)}m{int(sec % 60):02d}s"
-
-
 def progress_line(label: str, count: int, elapsed: float, total: Optional[int],
                   cold: bool = True) -> str:
     """'label: N of ~M objects compiled, 3m10s, about 4m00s left' for a
     build from scratch whose .config was counted before; without a total
     for the first one, and for an incremental build (make decides)."""
     if not total:
-        return f"{label}: {count} objects compiled, {_mmss(elapsed)}" + (
+        return f"{label}: {count} objects compiled, {slog.duration(elapsed)}" + (
             " (no total yet: the first build of this configuration)" if cold else "")
-    line = f"{label}: {count} of ~{total} objects compiled, {_mmss(elapsed)}"
+    line = f"{label}: {count} of ~{total} objects compiled, {slog.duration(elapsed)}"
     if 0 < count < total:
-        line += f", about {_mmss(elapsed / count * (total - count))} left"
+        line += f", about {slog.duration(elapsed / count * (total - count))} left"
     return line
 
 
