@@ -1,6 +1,7 @@
 """Small helpers the command lines share (./slabconv / verify / verify.bisect)."""
 from __future__ import annotations
 
+import argparse
 import json
 from pathlib import Path
 
@@ -17,3 +18,15 @@ def write_json(path: Path | None, data, indent: int = 1) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data, indent=indent) + "\n")
+
+
+EXIT_CODES = ("exit codes: 0 success; 1 a check failed (rule, build, boot); 2 bad usage or "
+              "input;\n  3 missing tool or package; 4 fetch or network failure")
+
+
+def add_command(sub, name: str, help: str, description: str, example: str):
+    """A subcommand's parser whose --help gives what it does, an example and
+    the exit codes (docs/ARCHITECTURE.md, "Exit codes")."""
+    return sub.add_parser(name, help=help, description=description,
+                          epilog=f"example:\n  {example}\n\n{EXIT_CODES}",
+                          formatter_class=argparse.RawDescriptionHelpFormatter)

@@ -9,12 +9,16 @@ from pathlib import Path
 
 import verify
 from base import atomic, paths
-from base.log import info
-from cli import pipeline
+from base.log import duration, info
 from regen import series, spatch, template, warmstart, worktree
+from regen.source import series_dir
 from regen.worktree import BASE_TAG
 from report import results
+from verify import configtable
 from verify.bisect import ConfigResult
+from .apply import apply_series, source
+from .boots import boot_matrix
+from .checks import verify_applied
 
 
 def _regen_once(src, spatch_cache: bool = True):
@@ -69,7 +73,7 @@ def main_job_lines(fig: dict) -> str:
             continue
         s, goal = r["seconds"], r["goal"]
         verdict = "within" if s <= goal else "OVER"
-        L.append(f"  main job ({what}): {s / 60:.1f} min, {verdict} the goal of {goal // 60} min"
+        L.append(f"  main job ({what}): {duration(s)}, {verdict} the goal of {duration(goal)}"
                  + ("" if r.get("ok") else " (that run FAILED)"))
     return "\n".join(L)
 
@@ -124,19 +128,33 @@ def runtime_lines(figures: dict) -> str:
     if not figures:
         return "  runtime bisect: no per-patch check with boots recorded for this series (make verify)"
     out = ["  runtime bisect (the last per-patch check recorded; budget "
-           f"{RUNTIME_BUDGET / 60:.0f} min per configuration on top of its builds):"]
+           f"{duration(RUNTIME_BUDGET)} per configuration on top of its builds):"]
     for c, f in figures.items():
         added = f["boot_wall_seconds"] + f["kernel_seconds"]
         out.append(f"    {c}: {f['passed']}/{f['kernels']} kernels passed ({f['patches']} patches); "
                    f"boots {f['boot_wall_seconds']:.0f}s wall ({f['boot_guest_seconds']:.0f}s of "
                    f"guest time), linking and guest modules {f['kernel_seconds']:.0f}s: "
-                   f"{added / 60:.1f} min added, "
+                   f"{duration(added)} added, "
                    f"{'within' if added <= RUNTIME_BUDGET else 'OVER'} budget")
     return "\n".join(out)
 
 
+def failures(figures: dict, builds) -> list[str]:
+    """The steps of a bench run that failed: a kernel that did not build, a
+    guest that did not pass."""
+    out = [f"{b.config}: the patched kernel does not build" for b in builds
+           if b.patched is None or not b.patched.ok]
+    if not figures.get("full_build_ok", True):
+        out.append("the full build (fresh O=, no ccache) failed")
+    out += [f"{name}: {g['verdict']}" for name, g in figures.get("boot", {}).items()
+            if g["verdict"] != "pass"]
+    return out
+
+
 def cmd_bench(args) -> int:
-    src = pipeline._src(args, pipeline.BOOT_CONFIGS)
+    """Exit 1 when a build or a guest failed (the figures are written all the same)."""
+    boot_configs = configtable.names("boot")
+    src = source(args, boot_configs)
     figures: dict = {"kernel": src.version, "source": src.source_id}
 
     warm = _regen_once(src)                   # warm-up: the baseline work tree exists after it
@@ -161,14 +179,16 @@ def cmd_bench(args) -> int:
     # ... and again with the spatch results cached (rules and tree unchanged)
     figures["regen_cached_seconds"] = round(_regen_once(src).seconds, 2)
 
-    ap = pipeline.apply_series(src, pipeline.series_dir(src, args.output))
+    ap = apply_series(src, series_dir(src, args.output))
     # the primary configuration first (its build figures), then the rest of
     # the boot matrix (built one after another, then booted two at a time)
-    configs = [args.config] + [c for c in pipeline.BOOT_CONFIGS if c != args.config]
-    vr = pipeline.verify_applied(ap, configs, bisect_configs=(), layout=False, checkpatch=False,
-                                 tree_gates=False)     # the builds only: verify's checks are verify's
+    configs = [args.config] + [c for c in boot_configs if c != args.config]
+    g = verify_applied(ap, configs, bisect_configs=(), layout=False, checkpatch=False,
+                       tree_gates=False)     # the builds only: verify's checks are verify's
+    vr = g.primary
     figures["verify_build_seconds"] = {
-        "baseline": round(vr.baseline.seconds, 1), "baseline_reused": vr.baseline_reused,
+        "baseline": round(vr.baseline.seconds, 1) if vr.baseline else None,
+        "baseline_reused": vr.baseline_reused,
         "patched_incremental": round(vr.patched.seconds, 1) if vr.patched else None}
 
     info("bench", "full build of the patched tree in a fresh O= directory, without ccache")
@@ -179,7 +199,7 @@ def cmd_bench(args) -> int:
         figures["full_build_seconds"] = round(time.monotonic() - t0, 1)
         figures["full_build_ok"] = full.ok
 
-    m, boots = pipeline.boot_matrix(vr, "bench")
+    m, boots = boot_matrix(g, "bench")
     if m is not None:
         figures["boot"] = boot_figures(m)
         figures["boot_matrix_seconds"] = round(m.seconds, 1)
@@ -212,7 +232,10 @@ def cmd_bench(args) -> int:
     print(runtime_lines(figures["runtime_bisect"]))
     figures["main_job"] = main_job_figures(src.version)
     print(main_job_lines(figures["main_job"]))
+    figures["failed"] = failures(figures, g.builds)
     out = paths.cache_dir("runs") / f"bench-{src.version}.json"
     atomic.write_text(out, json.dumps(figures, indent=2))
     print(f"  figures: {out}")
-    return 0
+    for f in figures["failed"]:
+        print(f"  FAILED: {f}")
+    return 1 if figures["failed"] else 0

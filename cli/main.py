@@ -9,12 +9,13 @@ from pathlib import Path
 
 import fetch
 from base import paths
+from base.cliutil import add_command, EXIT_CODES
 from base.log import guarded
 from cli import bench
 from regen import series
 from report import attribution, mail, rangediff, review
 from . import pipeline, prefetch, reference
-from .pipeline import do_regen
+from .apply import do_regen
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -68,13 +69,21 @@ class _Version(argparse.Action):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="slabconv", description=__doc__)
+    ap = argparse.ArgumentParser(prog="slabconv", description=__doc__,
+                                 epilog=f"example:\n  slabconv verify --kernel 5.10\n\n"
+                                        f"{EXIT_CODES}",
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--version", action=_Version, nargs=0,
                     help="print git describe of the checkout and a digest of cocci/, then exit")
     sub = ap.add_subparsers(dest="cmd", required=True)
 
-    p = sub.add_parser("fetch", help="fetch everything a run needs: the kernel source "
-                       "(unpacked into the cache) and the i386 guest's busybox")
+    p = add_command(sub, "fetch", "fetch everything a run needs: the kernel source "
+                    "(unpacked into the cache) and the i386 guest's busybox",
+                    "Fetch everything a run needs into the cache (cli/prefetch.py): the kernel\n"
+                    "source linux-source-<version>, unpacked read-only, and the i386 guest's\n"
+                    "busybox; prints the tree's path.  Every other command fetches what it\n"
+                    "needs at its start too, then uses no network.",
+                    "slabconv fetch 5.10")
     p.add_argument("version", nargs="?", help=f"kernel version (default {paths.DEFAULT_KERNEL})")
     p.add_argument("--tree", default=None, help="your kernel tree: only the other downloads")
     p.add_argument("--deb-version", default=None,
@@ -83,7 +92,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--list", action="store_true", help="list the versions apt offers")
     p.set_defaults(func=cmd_fetch)
 
-    p = sub.add_parser("regen", help="regenerate the series from the rules")
+    p = add_command(sub, "regen", "regenerate the series from the rules",
+                    "Regenerate the series from the rules (cocci/series.toml): one commit per\n"
+                    "manifest entry in a work tree of its own, written with git format-patch\n"
+                    "into generated-patches/<version>/ for a packaged kernel whose series is\n"
+                    "committed, else into the cache.",
+                    'slabconv regen --kernel 5.10 --subject-prefix "RFC PATCH 5.10"')
     _common(p)
     p.add_argument("--output", "-o", help="where to write the series "
                    "(default generated-patches/<version>/ for packaged kernels)")

@@ -32,28 +32,29 @@ from pathlib import Path
 
 import verify as V
 from base import atomic, paths
+from base.cliutil import add_command as add_command_parser
 from base.log import info, SlabconvError
 from boot import matrix, summary as msummary
 from regen.source import Source
 from report import results as recorded
-from verify import kbuild, kconfig, tree
+from verify import configtable, kbuild, kconfig, tree
 from . import prefetch
-from .pipeline import (_configs, boot_args, BOOT_JOBS, boot_name, BOOT_TIMEOUT as PER_CONFIG,
-    boot_variants, DEFAULT_BOOT_TIMEOUT, kernel_spec, variant_options)
+from .apply import asked_configs
+from .boots import (boot_args, BOOT_JOBS, boot_name, boot_variants, kernel_spec,
+    variant_options)
 
 
-# Every configuration a reference run tries (the boot matrix's, and SLUB_TINY
-# where the kernel has it); those the tree lacks are "not applicable" (said,
-# not an error).  kasan and iommu on request, as in the matrix (CONFIG=+kasan).
-DEFAULT_CONFIGS = ("slub", "slab", "slob", "slub-i386", "slub-tiny")
+# Every configuration a reference run tries by default: verify/configs.toml's
+# "reference" set (the boot matrix's, and SLUB_TINY where the kernel has it);
+# those the tree lacks are "not applicable" (said, not an error).  kasan and
+# iommu on request, as in the matrix (CONFIG=+kasan).
 REFERENCE_SERIES = "reference"
-BOOT_TIMEOUT = 180          # at least: an unpatched 6.x guest is larger than 5.10's
 
 
 def boot_timeout(config: str) -> float:
     """A reference guest's timeout: the patched boot's for the configuration
-    (pipeline.BOOT_TIMEOUT: KASAN 300 s) and never less than BOOT_TIMEOUT."""
-    return max(float(BOOT_TIMEOUT), PER_CONFIG.get(config, DEFAULT_BOOT_TIMEOUT))
+    (KASAN 300 s) and never less than the table's reference_timeout."""
+    return max(configtable.table().reference_timeout, configtable.get(config).timeout)
 
 
 @dataclass
@@ -68,7 +69,7 @@ class Guest:
     build_seconds: float = 0.0
     reused: bool = False
     build: object = field(default=None, repr=False)   # verify.kbuild.BuildResult
-    variant: str = ""            # pipeline.BOOT_VARIANTS: iommu is booted strict and lazy
+    variant: str = ""            # boot variants (verify/configs.toml): iommu strict, lazy, amd
 
     @property
     def key(self) -> str:
@@ -93,7 +94,7 @@ def stamp(src: Source) -> dict:
 
 
 def boot_kwargs(config: str) -> dict:
-    """boot.run()'s keyword arguments: the patched boots' (pipeline.boot_args)
+    """boot.run()'s keyword arguments: the patched boots' (boots.boot_args)
     and the configuration's timeout (boot_timeout)."""
     return dict(boot_args(config), timeout=boot_timeout(config))
 
@@ -122,10 +123,10 @@ def build_one(src: Source, config: str, out_root: Path, jobs: int = 2):
     return res, d, d / "tree", reused
 
 
-def plan(src: Source, configs=DEFAULT_CONFIGS, *, jobs: int = 2) -> Plan:
-    """Build the unpatched kernel in each applicable configuration; a guest
-    per boot variant of each (pipeline.BOOT_VARIANTS)."""
-    configs = list(configs)
+def plan(src: Source, configs=None, *, jobs: int = 2) -> Plan:
+    """Build the unpatched kernel in each applicable configuration (default:
+    the reference set); a guest per boot variant of each."""
+    configs = list(configtable.names("reference") if configs is None else configs)
     ok, na = kconfig.split_applicable(configs, src.tree)
     for c, why in na.items():
         info("reference", f"{c}: not applicable: {why}")
@@ -231,7 +232,7 @@ def format_summary(s: dict) -> str:
 
 def cmd_reference(args) -> int:
     t0 = time.monotonic()
-    configs = _configs(args, DEFAULT_CONFIGS)
+    configs = asked_configs(args, "reference")
     src = prefetch.inputs(args.kernel, args.tree, args.deb_version, configs)
     if not kconfig.split_applicable(configs, src.tree)[0]:
         plan(src, configs)                  # says why each is not applicable
@@ -250,12 +251,18 @@ def cmd_reference(args) -> int:
 
 
 def add_command(sub, common) -> None:
-    p = sub.add_parser("reference", help="build the UNPATCHED kernel in each configuration it "
-                                         "has and boot it with the in-guest tests (reference run)")
+    p = add_command_parser(
+        sub, "reference", "build the UNPATCHED kernel in each configuration it has and boot it "
+                          "with the in-guest tests (reference run)",
+        "Build the unpatched kernel in each configuration it has (those whose allocator\n"
+        "it lacks are not applicable) and boot each with the same in-guest tests as the\n"
+        "patched kernels: the tests check slab behaviour, not the series' text.\n"
+        "Summary: $SLABCONV_CACHE/runs/reference-<version>.json.",
+        "slabconv reference --kernel 6.12 --config +kasan")
     common(p)
     p.add_argument("--config", default=None,
                    help="kernel configs, comma-separated (default: "
-                        f"{','.join(DEFAULT_CONFIGS)}; +a,b adds to it, as `boot` does; "
-                        "those the kernel lacks are not applicable)")
+                        f"{','.join(configtable.names('reference'))}; +a,b adds to it, as `boot` "
+                        "does; those the kernel lacks are not applicable)")
     p.add_argument("-j", "--jobs", type=int, default=2, help="make -j (default 2)")
     p.set_defaults(func=cmd_reference)

@@ -712,14 +712,6 @@ def output_lock(output: Path):
                   stage="regen")
 
 
-def read_source(output: Path) -> dict[str, str]:
-    """The SOURCE metadata written next to a generated series."""
-    f = output / "SOURCE"
-    if not f.is_file():
-        return {}
-    return dict(line.split(": ", 1) for line in f.read_text().splitlines() if ": " in line)
-
-
 def summary_json(result: RegenResult) -> str:
     return json.dumps({
         "seconds": round(result.seconds, 2),

@@ -71,10 +71,6 @@ def resolve(version: str | None, tree: str | None, deb_version: str | None = Non
     return Source(got.path, version, f"linux-source-{version}_{got.deb_version}", packaged=True)
 
 
-# the allocator configurations verify builds by default (verify/configs)
-DEFAULT_CONFIGS = ("slub", "slab", "slob")
-
-
 def series_dir(src: Source, output: str | None = None) -> Path:
     """Where the series of `src` is written and read: --output; for a packaged
     kernel whose series is committed (generated-patches/<version>/SOURCE, 5.10)

@@ -24,9 +24,11 @@ import time
 from pathlib import Path
 
 from base import atomic, paths
+from base.cliutil import add_command as add_command_parser
 from base.lock import locked
 from base.log import info, SlabconvError
-from regen.source import DEFAULT_CONFIGS, resolve
+from regen.source import resolve
+from verify import configtable
 from verify.bisect import ConfigResult
 from . import patches as P, results as R
 
@@ -53,7 +55,7 @@ def _this(results: dict, name: str):
 def _configs(results: dict, prefix: str) -> list[str]:
     names = [n[len(prefix):] for n in results if n.startswith(prefix)]
     names = [n for n in names if not n.startswith("reference-")]
-    order = list(DEFAULT_CONFIGS)
+    order = list(configtable.names("verify"))
     return sorted(names, key=lambda c: (order.index(c) if c in order else len(order), c))
 
 
@@ -310,9 +312,7 @@ def write(series_dir: Path, out: Path, version: str, untested: bool = False, *,
                             exit_code=2)
     source = P.read_source(series_dir).get("source", "")
     sid = R.series_id(files)
-    parsed = [P.parse_patch(f) for f in files]
-    rs = R.Series(version, sid, source, [p.subject for p in parsed],
-                  {fd.path for p in parsed for fd in p.files})
+    rs = R.Series(version, sid, source)
     found = R.find(rs)
     lines, _ = testing(found)
     if not any(n.startswith("verify-") and f.status == R.THIS for n, f in found.items()) \
@@ -370,8 +370,14 @@ def cmd_mail(args) -> int:
 
 
 def add_command(sub) -> None:
-    p = sub.add_parser("mail", help="write a mail-ready copy of the series whose cover letter "
-                                    "states the recorded test results")
+    p = add_command_parser(
+        sub, "mail", "write a mail-ready copy of the series whose cover letter states the "
+                     "recorded test results",
+        "Write a mail-ready copy of the series: threading headers, Cc lines, the\n"
+        "changes since a previous version, and a Testing section from the results the\n"
+        "cache recorded for exactly these patch files (refused when there are none,\n"
+        "unless --untested).",
+        "slabconv mail --kernel 5.10 --previous v1 --cc-maintainers")
     p.add_argument("--kernel", "-k", default=None,
                    help=f"kernel version of the series (default {paths.DEFAULT_KERNEL})")
     p.add_argument("--series", default=None,

@@ -244,7 +244,7 @@ def parse_patch(path: Path) -> Patch:
 
 def numbered_patches(series_dir: Path) -> list[Path]:
     """The series' patch files in order, without the cover letter (as
-    cli.pipeline.apply_series takes them)."""
+    cli.apply.apply_series takes them)."""
     return sorted(p for p in Path(series_dir).glob("[0-9][0-9][0-9][0-9]-*.patch")
                   if not p.name.startswith("0000-"))
 

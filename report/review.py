@@ -43,11 +43,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from base import atomic, paths
+from base.cliutil import add_command as add_command_parser
 from base.lock import locked
-from base.log import info, SlabconvError
+from base.log import duration, info, SlabconvError
 from regen import callers, manifest as M
-from regen.source import DEFAULT_CONFIGS, kernel_version
+from regen.source import kernel_version
 from regen.worktree import tree_id
+from verify import configtable
 from verify.bisect import ConfigResult
 from . import attribution as A, patches as P, rangediff as RD, reproduce, results as R
 
@@ -487,8 +489,7 @@ def build(version: str, series_dir: Path | None = None, *, cocci: Path | None = 
     for s in sources:
         if s.key in figures:
             s.instances = len(figures[s.key]["instances"])
-    rs = R.Series(version, sid, source.get("source", ""), [p.subject for p in patches],
-                  {f.path for p in patches for f in p.files})
+    rs = R.Series(version, sid, source.get("source", ""))
     results = R.find(rs, cache) if files else {}
     return Review(version, series_dir, source, cover, patches, sources, skipped, verdicts,
                   results, sid, entry_of, mismatches, notes, merr,
@@ -525,13 +526,6 @@ def _n(k: int, word: str, plural: str | None = None) -> str:
     return f"{k} {word if k == 1 else (plural or word + 's')}"
 
 
-def _dur(sec) -> str:
-    if sec is None:
-        return "?"
-    sec = float(sec)
-    return f"{sec:.1f}s" if sec < 60 else f"{int(sec // 60)}m{int(sec % 60):02d}s"
-
-
 def _short(key: str) -> str:
     return Path(key).name.replace(".cocci", "")
 
@@ -551,9 +545,9 @@ def verify_line(d: dict) -> dict:
         "sparse": f"{base_sp} -> {pat_sp}" if sp else "not run",
         "sparse_new": sp.get("new") or [],
         "sparse_files": len((sp.get("patched") or {}).get("files") or []),
-        "baseline": f"{'ok' if bb.get('ok') else 'FAILED'} {_dur(bb.get('seconds'))}"
+        "baseline": f"{'ok' if bb.get('ok') else 'FAILED'} {duration(bb.get('seconds'), 1)}"
                     f"{' (reused)' if d.get('baseline_reused') else ''}" if bb else "?",
-        "patched": (f"{'ok' if pb.get('ok') else 'FAILED'} {_dur(pb.get('seconds'))}, "
+        "patched": (f"{'ok' if pb.get('ok') else 'FAILED'} {duration(pb.get('seconds'), 1)}, "
                     f"{pb.get('compiled', '?')} objects" if pb else "not built"),
         "warnings": len(pb.get("warnings") or []),
         "seconds": d.get("seconds"),
@@ -816,13 +810,13 @@ def _html_summary(rv: Review, w) -> None:
 
 
 def _result_rows(rv: Review) -> list[tuple[str, str, str]]:
-    rows = []
-    for c in rv.configs("verify-", DEFAULT_CONFIGS):
+    rows = [("verify: every check", "verify", status_of(rv.results.get("verify")))]
+    for c in rv.configs("verify-", configtable.names("verify")):
         rows.append((f"verify {c}", "verify", status_of(rv.results.get(f"verify-{c}"))))
     b = rv.results.get("bisect")
     rows.append(("per-patch builds", "verify", status_of(b)))
     rows.append(("residue", "residue", status_of(rv.results.get("residue"))))
-    for c in rv.configs("boot-", DEFAULT_CONFIGS):
+    for c in rv.configs("boot-", configtable.names("verify")):
         rows.append((f"boot {c}", "boot", status_of(rv.results.get(f"boot-{c}"), "passed")))
     return rows
 
@@ -1140,7 +1134,7 @@ def _html_verify(rv: Review, w) -> None:
     w('<table><tr><th>config</th><th>result</th><th>baseline</th><th>patched</th>'
       '<th>new warnings</th><th>gone</th><th>sparse</th><th>new sparse</th><th>time</th></tr>')
     details = []
-    for c in rv.configs("verify-", DEFAULT_CONFIGS):
+    for c in rv.configs("verify-", configtable.names("verify")):
         f = rv.results.get(f"verify-{c}")
         if f is None or f.status != R.THIS:
             note = "the cache has no such result" if f is None else f.note
@@ -1152,7 +1146,7 @@ def _html_verify(rv: Review, w) -> None:
           f'<td>{_e(v["baseline"])}</td><td>{_e(v["patched"])}</td>'
           f'<td class="n">{len(v["new"])}</td><td class="n">{v["gone"]}</td>'
           f'<td>{_e(v["sparse"])}</td><td class="n">{len(v["sparse_new"])}</td>'
-          f'<td>{_e(_dur(v["seconds"]))}</td></tr>')
+          f'<td>{_e(duration(v["seconds"], 1))}</td></tr>')
         details.append((c, f, v))
     w('</table>')
     for c, f, v in details:
@@ -1224,7 +1218,7 @@ def _html_bisect(rv: Review, w) -> None:
         ff = c.get("first_failure")
         w(f'<tr><td>{_e(c.get("config"))}</td><td>{_status_html("ok" if c.get("ok") else "FAILED")}'
           f'</td><td class="n">{c.get("patches_checked")}/{c.get("patches_total")}</td>'
-          f'<td>{_e(_dur(c.get("seconds")))}</td><td>'
+          f'<td>{_e(duration(c.get("seconds"), 1))}</td><td>'
           + ("" if not ff else f'patch {ff.get("index")} {_e(ff.get("subject"))}: '
              f'{_e(ff.get("problem"))}<pre>{_e(ff.get("error_excerpt") or "")}</pre>')
           + (_e(c.get("problem")) if c.get("problem") else "") + '</td></tr>')
@@ -1241,8 +1235,9 @@ def _html_bisect(rv: Review, w) -> None:
             elif not p.get("ok"):
                 cells.append(f'<td class="fail">FAIL {_e(p.get("problem"))}</td>')
             else:
-                t = (f'cached ({_e(_dur(p.get("built_seconds")))})' if p.get("action") == "cached"
-                     else f'{_e(_dur(p.get("seconds")))} {_e(p.get("action"))}')
+                t = (f'cached ({_e(duration(p.get("built_seconds"), 1))})'
+                     if p.get("action") == "cached"
+                     else f'{_e(duration(p.get("seconds"), 1))} {_e(p.get("action"))}')
                 bad = _patch_run_marks(p)
                 cells.append(f'<td class="{"fail" if bad[1] else "n"}">{t}{bad[0]}</td>')
         w(f'<tr><td class="n">{i}</td><td>{_e(cm.get("subject"))}</td>{"".join(cells)}</tr>')
@@ -1271,7 +1266,7 @@ def _patch_run_marks(p: dict) -> tuple:
         v = b.get("verdict")
         failed = failed or v not in ("pass", "same")
         out.append(f"boot: same kernel as patch {b.get('same_as')}" if b.get("same_as")
-                   and v in ("pass", "same") else f"boot: {v} {_dur(b.get('seconds'))}")
+                   and v in ("pass", "same") else f"boot: {v} {duration(b.get('seconds'), 1)}")
     return ("".join(f"<br>{_e(x)}" for x in out), failed)
 
 
@@ -1328,7 +1323,7 @@ def _html_boot(rv: Review, w) -> None:
     w('<table><tr><th>config</th><th>result</th><th>tests</th><th>time</th><th>accel</th>'
       '<th>command line</th></tr>')
     found = []
-    for c in rv.configs("boot-", DEFAULT_CONFIGS):
+    for c in rv.configs("boot-", configtable.names("verify")):
         f = rv.results.get(f"boot-{c}")
         if f is None or f.status != R.THIS:
             note = "the cache has no such result" if f is None else f.note
@@ -1337,7 +1332,7 @@ def _html_boot(rv: Review, w) -> None:
             continue
         d = f.data
         w(f'<tr><td>{_e(c)}</td><td>{_status_html("pass" if d.get("passed") else "FAIL")}</td>'
-          f'<td>{_e(boot_counts(d))}</td><td>{_e(_dur(d.get("seconds")))}</td>'
+          f'<td>{_e(boot_counts(d))}</td><td>{_e(duration(d.get("seconds"), 1))}</td>'
           f'<td>{_e(d.get("accel", "?"))}</td><td><code>{_e(d.get("cmdline", ""))}</code></td></tr>')
         found.append((c, f))
     w('</table>')
@@ -1501,7 +1496,7 @@ def render_text(rv: Review) -> str:
             w(f"  {v.status:15} {v.subject}")
 
     head("verify")
-    for c in rv.configs("verify-", DEFAULT_CONFIGS):
+    for c in rv.configs("verify-", configtable.names("verify")):
         f = rv.results.get(f"verify-{c}")
         if f is None or f.status != R.THIS:
             w(f"{c}: not run ({'the cache has no such result' if f is None else f.note})")
@@ -1509,7 +1504,7 @@ def render_text(rv: Review) -> str:
         v = verify_line(f.data)
         w(f"{c}: {'ok' if v['ok'] else 'FAILED'}; baseline {v['baseline']}; patched "
           f"{v['patched']}; {len(v['new'])} new warnings, {v['gone']} gone; sparse "
-          f"{v['sparse']}, {len(v['sparse_new'])} new; {_dur(v['seconds'])}")
+          f"{v['sparse']}, {len(v['sparse_new'])} new; {duration(v['seconds'], 1)}")
         w(_wrap(f"({f.how}; {f.recorded}; {f.path})", "    "))
         w(_wrap(f"code against the baseline: {v['code']}", "    "))
         for pr in v["problems"]:
@@ -1542,7 +1537,7 @@ def render_text(rv: Review) -> str:
             ff = c.get("first_failure")
             w(f"  {c.get('config')}: {'ok' if c.get('ok') else 'FAILED'}, "
               f"{c.get('patches_checked')}/{c.get('patches_total')} patches, "
-              f"{_dur(c.get('seconds'))}"
+              f"{duration(c.get('seconds'), 1)}"
               + (f"; first failure: patch {ff.get('index')} {ff.get('subject')}: "
                  f"{ff.get('problem')}" if ff else ""))
             for line in _run_lines(c):
@@ -1562,14 +1557,14 @@ def render_text(rv: Review) -> str:
               f"{x.get('kind')} {x.get('text')}")
 
     head("boot")
-    for c in rv.configs("boot-", DEFAULT_CONFIGS):
+    for c in rv.configs("boot-", configtable.names("verify")):
         f = rv.results.get(f"boot-{c}")
         if f is None or f.status != R.THIS:
             w(f"{c}: not run ({'the cache has no such result' if f is None else f.note})")
             continue
         d = f.data
         w(f"{c}: {'PASS' if d.get('passed') else 'FAIL'}; {boot_counts(d)}; "
-          f"{_dur(d.get('seconds'))} under {d.get('accel', '?')}")
+          f"{duration(d.get('seconds'), 1)} under {d.get('accel', '?')}")
         w(_wrap(f"({f.how}; {f.recorded}; {f.path})", "    "))
         for x in d.get("failures") or []:
             w(f"    failure: {x.splitlines()[0] if x else x}")
@@ -1628,8 +1623,12 @@ def cmd_review(args) -> int:
 
 
 def add_command(sub) -> None:
-    p = sub.add_parser("review", help="write the review report (HTML and text): each rule "
-                                      "beside its hunks, skipped entries, the last results")
+    p = add_command_parser(
+        sub, "review", "write the review report (HTML and text): each rule beside its hunks, "
+                       "skipped entries, the last results",
+        "Write review.html and review.txt: each rule and template beside the hunks it\n"
+        "made, the entries skipped and why, and the results recorded for this series.",
+        "slabconv review --kernel 5.10 --output /tmp/review")
     p.add_argument("--kernel", "-k", default=None,
                    help=f"kernel version of the series (default {paths.DEFAULT_KERNEL})")
     p.add_argument("--tree", default=None,

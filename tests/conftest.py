@@ -31,21 +31,29 @@ def cache(tmp_path, monkeypatch):
 
 
 @pytest.fixture(scope="session")
-def patched_kernel():
-    """The committed 5.10 series applied with git am and built by verify in
-    the slub configuration (baseline and patched: new compiler and sparse
+def patched_verify():
+    """The committed 5.10 series applied with git am and verified in the
+    slub configuration (baseline and patched: new compiler and sparse
     warnings), with checkpatch, the layout asserts, the field users and the
     residue.  Not the per-patch builds of the whole series (four
     configurations, the longest part of `make verify` cold):
     tests/test_verify_bisect_real.py proves that check on a planted series.
-    SLAB and SLOB: `allocator_kernel`.  Returns the VerifyResult; the e2e
-    and boot integration tests share it."""
+    Returns (verify.gates.Gates, cli.apply.Applied)."""
     from base import paths
-    from cli import pipeline
+    from cli import apply, checks
     from regen.source import resolve
     src = resolve(paths.DEFAULT_KERNEL, None)
-    ap = pipeline.apply_series(src, paths.GENERATED / paths.DEFAULT_KERNEL)
-    vr = pipeline.verify_applied(ap, ("slub",), bisect_configs=())
+    ap = apply.apply_series(src, paths.GENERATED / paths.DEFAULT_KERNEL)
+    return checks.verify_applied(ap, ("slub",), bisect_configs=()), ap
+
+
+@pytest.fixture(scope="session")
+def patched_kernel(patched_verify):
+    """patched_verify's slub build (verify.VerifyResult) with .applied; the
+    e2e and boot integration tests share it.  SLAB and SLOB:
+    `allocator_kernel`."""
+    g, ap = patched_verify
+    vr = g.primary
     vr.applied = ap
     return vr
 
@@ -58,10 +66,10 @@ def _committed_series_built(config: str):
     tests').  The VerifyResult, with .applied."""
     import verify
     from base import paths
-    from cli import pipeline
+    from cli import apply
     from regen.source import resolve
     src = resolve(paths.DEFAULT_KERNEL, None)
-    ap = pipeline.apply_series(src, paths.GENERATED / paths.DEFAULT_KERNEL)
+    ap = apply.apply_series(src, paths.GENERATED / paths.DEFAULT_KERNEL)
     vr = verify.check_build(src.tree, ap.tree, paths.cache_dir("build", src.version),
                             config=config, baseline_id=f"{src.source_id}@{ap.baseline_id[:12]}",
                             baseline=False)
@@ -101,5 +109,5 @@ def iommu_kernel():
         return SimpleNamespace(config="iommu", patched_src=tree, patched_out=tree / "o",
                                patched=SimpleNamespace(ok=image.is_file(), image=image),
                                ok=True, new_warnings=[], sparse=None, summary=str(tree),
-                               others={}, series_record=None)
+                               )
     return _committed_series_built("iommu")

@@ -21,7 +21,7 @@ class _Res:
         self.worktree = types.SimpleNamespace(path=tmp, git=lambda *a: "")
 
 
-def _guest(name, arch, seconds, verdict="PASS"):
+def _guest(name, arch, seconds, verdict="pass"):
     from boot import ktap
     counts = ktap.parse("KTAP version 1\n1..1\nok 1 - a\n").counts
     return types.SimpleNamespace(spec=types.SimpleNamespace(name=name, arch=arch),
@@ -32,9 +32,8 @@ def _guest(name, arch, seconds, verdict="PASS"):
 @pytest.fixture
 def faked(cache, tmp_path, monkeypatch):
     from regen import template, spatch, warmstart
-    from cli import pipeline
     import verify
-    calls = {"regen": [], "verify": None}
+    calls = {"regen": [], "verify": None, "plant": set()}
     times = iter([9.0, 51.5, 49.75, 4.9])          # warm-up, cold, cold, cached
 
     def regen_once(src, spatch_cache=True):
@@ -46,38 +45,44 @@ def faked(cache, tmp_path, monkeypatch):
 
     def verify_applied(ap, configs, **kw):
         calls["verify"] = (list(configs), kw)
-        return types.SimpleNamespace(baseline=types.SimpleNamespace(seconds=30.0),
-                                     baseline_reused=True,
-                                     patched=types.SimpleNamespace(seconds=12.0))
-    m = types.SimpleNamespace(results=[_guest("slub", "x86_64", 6.2),
-                                       _guest("slub-i386", "i386", 31.0)],
-                              seconds=40.0, jobs=2, passed=True)
+        builds = [types.SimpleNamespace(
+            config=c, baseline=types.SimpleNamespace(seconds=30.0), baseline_reused=True,
+            patched=types.SimpleNamespace(seconds=12.0, ok=c not in calls["plant"]))
+            for c in configs]
+        return types.SimpleNamespace(primary=builds[0], builds=builds)
+
+    def boot_matrix(g, name):
+        m = types.SimpleNamespace(results=[
+            _guest("slub", "x86_64", 6.2, "FAIL" if "guest" in calls["plant"] else "pass"),
+            _guest("slub-i386", "i386", 31.0)], seconds=40.0, jobs=2, passed=True)
+        return m, {}
     monkeypatch.setattr(bench, "_regen_once", regen_once)
     monkeypatch.setattr(template, "find_anchor", lambda *a: None)
     monkeypatch.setitem(spatch.PEAK, "rss_kb", 81920)
     monkeypatch.setitem(spatch.PEAK, "rule", "slab_fold.cocci")
     for k in warmstart.STATS:
         monkeypatch.setitem(warmstart.STATS, k, 0)
-    monkeypatch.setattr(pipeline, "_src", lambda args, boot_configs=(): types.SimpleNamespace(
+    monkeypatch.setattr(bench, "source", lambda args, boot_configs=(): types.SimpleNamespace(
         version="5.10", source_id="linux-source-5.10_fake"))
-    monkeypatch.setattr(pipeline, "apply_series", lambda src, d: types.SimpleNamespace(tree=tmp_path))
-    monkeypatch.setattr(pipeline, "series_dir", lambda src, out: tmp_path)
-    monkeypatch.setattr(pipeline, "verify_applied", verify_applied)
-    monkeypatch.setattr(pipeline, "boot_matrix", lambda vr, name: (m, {}))
+    monkeypatch.setattr(bench, "apply_series", lambda src, d: types.SimpleNamespace(tree=tmp_path))
+    monkeypatch.setattr(bench, "series_dir", lambda src, out: tmp_path)
+    monkeypatch.setattr(bench, "verify_applied", verify_applied)
+    monkeypatch.setattr(bench, "boot_matrix", boot_matrix)
     monkeypatch.setattr(verify.kconfig, "configure_named", lambda *a: None)
-    monkeypatch.setattr(verify.kbuild, "build", lambda *a, **k: types.SimpleNamespace(ok=True))
+    monkeypatch.setattr(verify.kbuild, "build", lambda *a, **k: types.SimpleNamespace(
+        ok="full" not in calls["plant"]))
     return calls
 
 
 def test_bench_prints_and_records_every_figure(faked, capsys):
     from base import paths
-    from cli import pipeline
+    from verify import configtable
     args = types.SimpleNamespace(config="slub", output=None)
     assert bench.cmd_bench(args) == 0
     out = capsys.readouterr().out
     assert faked["regen"] == [True, False, False, True]
     configs, kw = faked["verify"]
-    assert configs[0] == "slub" and set(configs) == set(pipeline.BOOT_CONFIGS)
+    assert configs[0] == "slub" and set(configs) == set(configtable.names("boot"))
     assert kw == dict(bisect_configs=(), layout=False, checkpatch=False, tree_gates=False)
     assert "best 49.75s of [51.5, 49.75]" in out
     assert "with spatch results cached: 4.90s" in out
@@ -90,6 +95,22 @@ def test_bench_prints_and_records_every_figure(faked, capsys):
     assert rec["regen_seconds"] == [51.5, 49.75] and rec["regen_cached_seconds"] == 4.9
     assert rec["warm_starts"] == {"used": 80, "discarded": 2, "fallback": 0}
     assert rec["boot"]["slub-i386"]["seconds"] == 31.0 and rec["boot_passed"] is True
+    assert rec["failed"] == [] and "FAILED" not in out
+
+
+@pytest.mark.parametrize("plant, named", [
+    ("slab", "slab: the patched kernel does not build"),
+    ("full", "the full build (fresh O=, no ccache) failed"),
+    ("guest", "slub: FAIL"),
+])
+def test_bench_fails_when_a_build_or_a_guest_fails(faked, capsys, plant, named):
+    """The figures are written all the same; the exit code says a step failed."""
+    from base import paths
+    faked["plant"].add(plant)
+    assert bench.cmd_bench(types.SimpleNamespace(config="slub", output=None)) == 1
+    assert f"  FAILED: {named}" in capsys.readouterr().out
+    rec = json.loads((paths.cache_dir("runs") / "bench-5.10.json").read_text())
+    assert rec["failed"] == [named]
 
 
 def test_main_job_figures_against_their_goals(tmp_path, monkeypatch):
@@ -102,8 +123,8 @@ def test_main_job_figures_against_their_goals(tmp_path, monkeypatch):
     (runs / "all-5.10-cold.json").write_text(_json.dumps({"seconds": 1800.0, "ok": True, "cold": True}))
     (runs / "all-5.10.json").write_text(_json.dumps({"seconds": 95.0, "ok": True, "cold": False}))
     text = _B.main_job_lines(_B.main_job_figures("5.10"))
-    assert "main job (from an empty cache): 30.0 min, OVER the goal of 25 min" in text
-    assert "main job (warm, nothing changed): 1.6 min, within the goal of 2 min" in text
+    assert "main job (from an empty cache): 30m00s, OVER the goal of 25m00s" in text
+    assert "main job (warm, nothing changed): 1m35s, within the goal of 2m00s" in text
     # the last run was the cold one: no warm figure
     (runs / "all-5.10.json").write_text(_json.dumps({"seconds": 1800.0, "ok": True, "cold": True}))
     assert "warm, nothing changed): no record" in _B.main_job_lines(_B.main_job_figures("5.10"))

@@ -32,7 +32,7 @@ sys.path.insert(0, str(REPO))
 
 from boot import ktap, matrix  # noqa: E402
 from base import paths  # noqa: E402
-from cli import pipeline
+from cli import apply, boots
 
 pytestmark = [pytest.mark.slow, pytest.mark.network]
 
@@ -77,7 +77,7 @@ def defective_kernel(tmp_path_factory):
     d = tmp_path_factory.mktemp("series-0012")
     for p in first11 + [p12]:
         shutil.copy2(p, d / p.name)
-    ap = pipeline.apply_series(src, d)
+    ap = apply.apply_series(src, d)
     # page_slab() must still be compound_head() of its page, or NULL passes through
     flags = (ap.tree / "include" / "linux" / "page-flags.h").read_text()
     assert re.search(r"define page_slab\(p\).*\n.*compound_head", flags), \
@@ -90,7 +90,7 @@ def defective_kernel(tmp_path_factory):
 
 
 def test_slab_page_failure_at_patch_0012_fails_the_guest(defective_kernel, tmp_path):
-    spec = pipeline.guest_spec(defective_kernel, name="slub-0012")
+    spec = boots.guest_spec(defective_kernel, name="slub-0012")
     m = matrix.run([spec], tmp_path / "m", jobs=1)
     assert not m.passed
     r = m.results[0]
@@ -124,7 +124,7 @@ def test_slab_page_failure_at_patch_0012_fails_the_guest(defective_kernel, tmp_p
 
 
 def test_final_series_survives_the_same_failures(patched_kernel, tmp_path):
-    spec = pipeline.guest_spec(patched_kernel, name="slub-final")
+    spec = boots.guest_spec(patched_kernel, name="slub-final")
     m = matrix.run([spec], tmp_path / "m", jobs=1)
     r = m.results[0]
     assert m.passed, r.failures

@@ -12,7 +12,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from boot import busybox, matrix  # noqa: E402
 from boot.ktap import Status  # noqa: E402
 from base import paths  # noqa: E402
-from cli import pipeline
+from cli import apply, boots
 
 pytestmark = [pytest.mark.slow, pytest.mark.network]
 
@@ -25,7 +25,7 @@ def i386_kernel():
     import verify
     from regen.source import resolve
     src = resolve(paths.DEFAULT_KERNEL, None)
-    ap = pipeline.apply_series(src, paths.GENERATED / paths.DEFAULT_KERNEL)
+    ap = apply.apply_series(src, paths.GENERATED / paths.DEFAULT_KERNEL)
     ident = f"{src.source_id}@{ap.baseline_id[:12]}"
     return verify.check_build(src.tree, ap.tree, paths.cache_dir("build", src.version),
                               config="slub-i386", baseline_id=ident, baseline=False)
@@ -38,7 +38,7 @@ def test_i386_busybox_is_32_bit():
 def test_i386_slub_guest_passes(i386_kernel, tmp_path):
     vr = i386_kernel
     assert vr.ok, vr.summary
-    spec = pipeline.guest_spec(vr)
+    spec = boots.guest_spec(vr)
     assert spec.arch == "i386" and spec.slub_debug == "FZPU"
     m = matrix.run([spec], tmp_path / "m", jobs=1)
     r = m.results[0]

@@ -27,7 +27,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from boot.ktap import Status  # noqa: E402
 from base import paths  # noqa: E402
-from cli import pipeline
+from cli import boots
+from tests.helpers import boot_config
 from verify import kbuild, tree  # noqa: E402
 
 pytestmark = [pytest.mark.slow, pytest.mark.network]
@@ -55,7 +56,7 @@ def iommu_tests(r):
 
 
 def boot_variant(vr, variant, run):
-    return pipeline.boot_config(vr, run, variant=variant)
+    return boot_config(vr, run, variant=variant)
 
 
 @pytest.mark.parametrize("variant", ["", "lazy"])
@@ -103,7 +104,7 @@ def test_iommu_kernel_without_an_iommu_fails(iommu_kernel, tmp_path):
     import boot
     vr = iommu_kernel
     r = boot.run(vr.patched.image, vr.patched_out, vr.patched_src, tmp_path, timeout=180,
-                 **pipeline.boot_args("iommu"))
+                 **boots.boot_args("iommu"))
     assert not r.passed
     t9, sub, mod = iommu_tests(r)
     assert t9.status is Status.FAIL and t9.directive == "dmar_active failed"

@@ -12,7 +12,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from boot import console, iommu, ktap, qemu  # noqa: E402
-from cli import pipeline  # noqa: E402
+from cli import boots  # noqa: E402
 from base.log import SlabconvError  # noqa: E402
 
 
@@ -57,10 +57,9 @@ def test_qemu_devices_go_before_the_kernel():
 
 
 def test_iommu_configuration_boots_strict_lazy_and_amd(monkeypatch, tmp_path):
-    from verify import kconfig
-    assert set(pipeline.BOOT_VARIANTS) <= set(kconfig.config_names())
-    assert pipeline.boot_variants("slub") == [""]
-    assert pipeline.boot_variants("iommu") == ["", "lazy", "amd"]
+    from verify.gates import Gates
+    assert boots.boot_variants("slub") == [""]
+    assert boots.boot_variants("iommu") == ["", "lazy", "amd"]
     calls = []
 
     def fake_run(image, out_dir_build, src, out, **kw):
@@ -75,16 +74,14 @@ def test_iommu_configuration_boots_strict_lazy_and_amd(monkeypatch, tmp_path):
     monkeypatch.setenv("SLABCONV_CACHE", str(tmp_path))
     built = SimpleNamespace(ok=True, image=Path("/bz"))
     vr = SimpleNamespace(config="iommu", patched=built, patched_out=Path("/o"),
-                         patched_src=Path("/s"), others={}, series_record=None)
-    res = pipeline.boot_all(vr, "t")
+                         patched_src=Path("/s"))
+    res = boots.boot_all(Gates("5.10", "linux-source-5.10_test", 1, builds=[vr]), "t")
     assert list(res) == ["iommu", "iommu-lazy", "iommu-amd"]
     assert all(r.passed for r in res.values())
     # the matrix boots every variant, each in its own run directory
     assert sorted((n, kw["iommu"], kw["slub_debug"]) for n, kw in calls) == [
         ("iommu", "intel-strict", "FZPU"), ("iommu-amd", "amd", "FZPU"),
         ("iommu-lazy", "intel", "FZPU")]
-    with pytest.raises(SlabconvError):
-        pipeline.boot_config(vr, "t", variant="nosuch")
 
 
 def test_console_names_dma_remapping_faults(tmp_path):

@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import boot  # noqa: E402
 from boot.ktap import Status  # noqa: E402
-from cli import pipeline  # noqa: E402
+from cli import boots  # noqa: E402
 
 pytestmark = [pytest.mark.slow, pytest.mark.network]
 
@@ -31,7 +31,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.network]
 def boot_kasan(vr, out, inject):
     assert vr.patched is not None and vr.patched.ok, vr.summary
     return boot.run(vr.patched.image, vr.patched_out, vr.patched_src, out, timeout=120,
-                    **pipeline.boot_args("kasan", f"slabconv.inject={inject}"))
+                    **boots.boot_args("kasan", f"slabconv.inject={inject}"))
 
 
 def by_name(r):

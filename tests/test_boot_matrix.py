@@ -235,21 +235,21 @@ def test_busybox_per_arch():
 
 
 def test_pipeline_guest_specs(tmp_path):
-    from cli import pipeline
+    from cli import apply, boots
 
     class B:
         ok, image = True, tmp_path / "bzImage"
 
     class VR:
         config, patched, patched_out, patched_src = "slub-i386", B(), tmp_path, tmp_path
-    s = pipeline.guest_spec(VR())
+    s = boots.guest_spec(VR())
     assert (s.name, s.arch, s.slub_debug) == ("slub-i386", "i386", "FZPU")
     VR.config = "kasan"
-    s = pipeline.guest_spec(VR())
+    s = boots.guest_spec(VR())
     assert s.slub_debug is None and "kasan_multi_shot" in s.cmdline and s.timeout > 120
     VR.config = "slob"
-    assert pipeline.guest_spec(VR()).slub_debug is None
-    assert pipeline._configs(type("A", (), {"config": "+kasan"})(), pipeline.BOOT_CONFIGS) == \
+    assert boots.guest_spec(VR()).slub_debug is None
+    assert apply.asked_configs(type("A", (), {"config": "+kasan"})(), "boot") == \
         ["slub", "slab", "slob", "slub-i386", "kasan"]
-    assert pipeline._configs(type("A", (), {"config": None})(), pipeline.BOOT_CONFIGS) == \
-        list(pipeline.BOOT_CONFIGS)
+    assert apply.asked_configs(type("A", (), {"config": None})(), "boot") == \
+        ["slub", "slab", "slob", "slub-i386"]

@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from boot import matrix  # noqa: E402
 from base import paths  # noqa: E402
-from cli import pipeline
+from cli import apply, boots
 
 pytestmark = [pytest.mark.slow, pytest.mark.network]
 
@@ -37,7 +37,7 @@ def planted_kernel():
     import verify
     from regen.source import resolve
     src = resolve(paths.DEFAULT_KERNEL, None)
-    ap = pipeline.apply_series(src, paths.GENERATED / paths.DEFAULT_KERNEL)
+    ap = apply.apply_series(src, paths.GENERATED / paths.DEFAULT_KERNEL)
     patches = sorted(PLANTED.glob("*.patch"))
     assert patches
     subprocess.run(["git", "-C", str(ap.tree), "am", "-q", *map(str, patches)], check=True)
@@ -56,14 +56,14 @@ def planted_kernel():
         # leave the shared patched slub build as found: the session's
         # patched_kernel (tests/conftest.py), which later tests boot, is that
         # directory, so it must hold the committed series' kernel again
-        ap = pipeline.apply_series(src, paths.GENERATED / paths.DEFAULT_KERNEL)
+        ap = apply.apply_series(src, paths.GENERATED / paths.DEFAULT_KERNEL)
         back = verify.check_build(src.tree, ap.tree, paths.cache_dir("build", src.version),
                                   config="slub", baseline_id=ident)
         assert back.patched is not None and back.patched.ok, back.summary
 
 
 def test_broken_freelist_fails_the_matrix(planted_kernel, tmp_path):
-    spec = pipeline.guest_spec(planted_kernel, name="slub-planted")
+    spec = boots.guest_spec(planted_kernel, name="slub-planted")
     assert spec.slub_debug == "FZPU" and spec.arch == "x86_64"
     m = matrix.run([spec], tmp_path / "m", jobs=1)
     assert not m.passed

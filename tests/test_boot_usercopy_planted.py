@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from boot import matrix  # noqa: E402
 from base import paths  # noqa: E402
-from cli import pipeline
+from cli import apply, boots
 
 pytestmark = [pytest.mark.slow, pytest.mark.network]
 
@@ -43,7 +43,7 @@ def planted_kernel():
     import verify
     from regen.source import resolve
     src = resolve(paths.DEFAULT_KERNEL, None)
-    ap = pipeline.apply_series(src, paths.GENERATED / paths.DEFAULT_KERNEL)
+    ap = apply.apply_series(src, paths.GENERATED / paths.DEFAULT_KERNEL)
     patches = sorted(PLANTED.glob("*.patch"))
     assert patches
     subprocess.run(["git", "-C", str(ap.tree), "am", "-q", *map(str, patches)], check=True)
@@ -59,7 +59,7 @@ def planted_kernel():
         yield vr
     finally:
         # leave the shared patched slub build as found (the committed series)
-        ap = pipeline.apply_series(src, paths.GENERATED / paths.DEFAULT_KERNEL)
+        ap = apply.apply_series(src, paths.GENERATED / paths.DEFAULT_KERNEL)
         back = verify.check_build(src.tree, ap.tree, paths.cache_dir("build", src.version),
                                   config="slub", baseline_id=ident)
         assert back.patched is not None and back.patched.ok, back.summary
@@ -67,7 +67,7 @@ def planted_kernel():
 
 
 def test_check_heap_object_that_accepts_every_copy_fails_the_boot(planted_kernel, tmp_path):
-    spec = pipeline.guest_spec(planted_kernel, name="slub-usercopy-planted")
+    spec = boots.guest_spec(planted_kernel, name="slub-usercopy-planted")
     m = matrix.run([spec], tmp_path / "m", jobs=1)
     assert not m.passed
     r = m.results[0]

@@ -15,7 +15,9 @@ import pytest
 from regen import series
 from regen.worktree import parse_identity
 from base import paths
-from cli import pipeline
+from cli import apply
+from report.patches import read_source
+from tests.helpers import boot_config
 from regen.source import resolve
 
 pytestmark = [pytest.mark.slow, pytest.mark.network]
@@ -34,7 +36,7 @@ def source():
 
 
 def test_committed_series_is_what_the_rules_produce(source, tmp_path, monkeypatch):
-    meta = series.read_source(COMMITTED)
+    meta = read_source(COMMITTED)
     assert meta, f"{COMMITTED}/SOURCE is missing"
     assert meta["source"] == source.source_id
     monkeypatch.setenv("SLABCONV_DATE", meta["date"])
@@ -56,7 +58,7 @@ def test_three_cold_regenerations_are_byte_identical(source, tmp_path, monkeypat
     commits streamed to a git fast-import beside the driver, three
     regenerations give the
     committed series byte for byte (dates and identity from SOURCE)."""
-    meta = series.read_source(COMMITTED)
+    meta = read_source(COMMITTED)
     monkeypatch.setenv("SLABCONV_DATE", meta["date"])
     monkeypatch.setenv("SLABCONV_SPATCH_CACHE", "0")
     committed = sorted(p.name for p in COMMITTED.iterdir())
@@ -70,7 +72,7 @@ def test_three_cold_regenerations_are_byte_identical(source, tmp_path, monkeypat
         assert res.seconds < 150, f"run {i + 1}: {res.seconds:.0f}s"
 
 
-def test_committed_series_applies_builds_and_boots(patched_kernel):
+def test_committed_series_applies_builds_and_boots(patched_verify, patched_kernel):
     vr = patched_kernel
     assert len(vr.applied.patches) == len(list(COMMITTED.glob("[0-9]*.patch"))) - 1 > 0
     assert vr.patched is not None and vr.patched.ok, vr.summary
@@ -81,11 +83,12 @@ def test_committed_series_applies_builds_and_boots(patched_kernel):
     # field users, were struct page to keep its slab members), not a residue
     # check that did not run; only those the fixture does not ask for
     # (tests/conftest.py: no per-patch builds, no coverage builds) are not run
-    g = vr.gates
+    g, _ = patched_verify
+    assert g.ok, g.summary()
     assert g.unproven(NOT_ASKED) == {}, g.summary()
     assert g.field_users is not None and g.field_users["files"], g.summary()
     assert g.residue is not None and g.residue.results, g.summary()
-    br = pipeline.boot_verified(vr, "e2e")
+    br = boot_config(vr, "e2e")
     assert br.passed, br.summary()
     assert br.counts.failed == 0 and br.counts.passed >= 3, br.summary()
     # every test the guest plans ran: passed or skipped (none lost)
@@ -105,7 +108,7 @@ def test_changed_lines_the_slub_build_does_not_compile_are_named(patched_kernel)
     tag-based KASAN (arm64 only) is allowed by verify/compiled.toml."""
     from verify import compiled
     vr = patched_kernel
-    ap = pipeline.apply_series(vr.applied.src, COMMITTED)
+    ap = apply.apply_series(vr.applied.src, COMMITTED)
     rep = compiled.check(ap.tree, compiled.changed_lines(ap.tree, ap.baseline_id, "HEAD"),
                          {"slub": vr.patched_out})
     files = {f.file: f for f in rep.files}
@@ -134,7 +137,7 @@ def test_every_allocator_builds_and_boots(allocator_kernel):
     assert vr.ok, vr.summary
     cfg = (vr.patched_out / ".config").read_text()
     assert f"\nCONFIG_{vr.config.upper()}=y\n" in cfg and "\nCONFIG_SLUB=y\n" not in cfg
-    br = pipeline.boot_config(vr, f"e2e-{vr.config}")
+    br = boot_config(vr, f"e2e-{vr.config}")
     assert br.passed, br.summary()
     assert br.counts.failed == 0 and br.counts.passed >= 3, br.summary()
     # every test the guest plans ran: passed or skipped (none lost)
@@ -220,7 +223,7 @@ def test_kasan_guest_builds_and_boots(kasan_kernel):
     assert vr.patched is not None and vr.patched.ok, vr.summary
     assert vr.baseline is None and "warning gates were not run" in vr.summary
     assert vr.ok, vr.summary
-    br = pipeline.boot_config(vr, "e2e-kasan")
+    br = boot_config(vr, "e2e-kasan")
     assert br.passed, br.summary()
     assert "kasan_multi_shot" in br.cmdline and "slub_debug" not in br.cmdline
     tests = {t.name: t for t in br.results.root.subtests}

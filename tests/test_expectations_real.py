@@ -16,7 +16,7 @@ import pytest
 
 from regen import effects, manifest
 from base import paths
-from cli import pipeline
+from cli import apply
 from regen.source import resolve
 
 pytestmark = [pytest.mark.network]
@@ -26,7 +26,7 @@ pytestmark = [pytest.mark.network]
 def commits():
     """subject -> commit of the committed series applied with git am."""
     src = resolve(paths.DEFAULT_KERNEL, None)
-    ap = pipeline.apply_series(src, paths.GENERATED / paths.DEFAULT_KERNEL)
+    ap = apply.apply_series(src, paths.GENERATED / paths.DEFAULT_KERNEL)
     out = subprocess.run(["git", "-C", str(ap.tree), "log", "--format=%H %s",
                           f"{ap.baseline_id}..HEAD"], check=True, capture_output=True,
                          text=True).stdout

@@ -89,19 +89,19 @@ def test_nothing_to_prove_on_a_kernel_whose_struct_page_has_no_slab_members(tmp_
     """6.1, 6.12: upstream removed the members before the series, so the
     before/after scan (minutes over the whole tree) is not run and the
     summary says why."""
-    from cli import pipeline
+    from cli import apply, checks
     converted = tmp_path / "base"
     (converted / "include" / "linux").mkdir(parents=True)
     (converted / "include" / "linux" / "mm_types.h").write_text(
         "struct page {\n\tunsigned long flags;\n\tunsigned long private;\n};\n")
     src = type("Src", (), {"tree": converted, "source_id": "linux-source-6.12_x"})()
-    ap = pipeline.Applied(src=src, tree=converted, baseline_id="0" * 40, patches=[], touched=[])
-    assert pipeline.field_users_check(ap, []) is None
+    ap = apply.Applied(src=src, tree=converted, baseline_id="0" * 40, patches=[], touched=[])
+    assert checks.field_users_check(ap, []) is None
     assert not field_users.page_keeps_slab_members(ap.src.tree)
     assert "had no slab members before the series" in capsys.readouterr().err
     keeps = _tree(tmp_path)          # 5.10-like: the baseline has them
-    ap2 = pipeline.Applied(src=type("Src", (), {"tree": keeps, "source_id": "x"})(), tree=keeps,
-                           baseline_id="0" * 40, patches=[], touched=[])
+    ap2 = apply.Applied(src=type("Src", (), {"tree": keeps, "source_id": "x"})(), tree=keeps,
+                        baseline_id="0" * 40, patches=[], touched=[])
     assert field_users.page_keeps_slab_members(ap2.src.tree)
 
 

@@ -25,7 +25,8 @@ import pytest
 
 from base import paths
 from base.proc import require_tool
-from verify import layout, tree
+from tests.helpers import seed_layout
+from verify import configtable, layout, tree
 
 pytestmark = [pytest.mark.slow, pytest.mark.network]
 
@@ -40,10 +41,10 @@ FLAGS_EXPR = "offsetof(struct page, flags) == offsetof(struct slab, flags)"
 def series():
     for tool, pkg in (("gcc", "gcc"), ("make", "make")):
         require_tool(tool, pkg)                 # missing: a failure, not a skip
-    from cli import pipeline
+    from cli import apply
     from regen.source import resolve
     src = resolve(paths.DEFAULT_KERNEL, None)
-    ap = pipeline.apply_series(src, paths.GENERATED / paths.DEFAULT_KERNEL)
+    ap = apply.apply_series(src, paths.GENERATED / paths.DEFAULT_KERNEL)
     out_root = paths.cache_dir("build", ap.src.version)
     first = layout.check(ap.tree, out_root, base=src.tree, changed=ap.touched)
     return SimpleNamespace(tree=ap.tree, base=src.tree, touched=ap.touched,
@@ -83,14 +84,14 @@ def planted(series, tmp_path, rel: str, edit) -> tuple:
     text = edit(p.read_text())
     p.unlink()                                  # never write through a link
     p.write_text(text)
-    layout.seed(series.out_root, tmp_path / "out")
+    seed_layout(series.out_root, tmp_path / "out")
     return src, sorted(set(series.touched) | {rel})
 
 
 def test_the_series_holds_in_all_four_configurations(series):
     r = series.first
     assert r.ok, r.summary()
-    assert [c.name for c in r.combos] == list(layout.COMBOS)
+    assert [c.name for c in r.combos] == list(configtable.names("layout"))
     assert [(c.arch, c.memcg, c.status) for c in r.combos] == [
         ("x86_64", True, "ok"), ("x86_64", False, "ok"), ("i386", True, "ok"),
         ("i386", False, "ok")]

@@ -8,7 +8,7 @@ import pytest
 
 from base.log import SlabconvError
 from base.paths import COCCI
-from verify import kconfig, layout, tree
+from verify import configtable, kconfig, layout, tree
 
 # The end of the series (after "mm: Remove slab from struct page").
 MM_TYPES = """\
@@ -189,9 +189,9 @@ def test_combo_lines_and_result_dict():
 
 
 def test_layout_configurations():
-    assert set(layout.COMBOS) <= set(kconfig.config_names())
     want = {"layout-x86_64": ("x86_64", "y"), "layout-x86_64-nomemcg": ("x86_64", "n"),
             "layout-i386": ("i386", "y"), "layout-i386-nomemcg": ("i386", "n")}
+    assert configtable.names("layout") == tuple(want)
     for name, (arch, memcg) in want.items():
         assert kconfig.config_arch(name) == arch
         req = kconfig.requested_values(kconfig.config_fragments(name))

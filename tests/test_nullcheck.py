@@ -250,9 +250,9 @@ def _applied_series_repo(tmp_path: Path) -> Path:
     src = os.environ.get("SLABCONV_TEST_SERIES_REPO")
     if not src:
         from base import paths
-        from cli import pipeline
+        from cli import apply
         from regen.source import resolve
-        ap = pipeline.apply_series(resolve(paths.DEFAULT_KERNEL, None),
+        ap = apply.apply_series(resolve(paths.DEFAULT_KERNEL, None),
                                    paths.GENERATED / paths.DEFAULT_KERNEL)
         src = str(ap.tree)
     clone = tmp_path / "series"

@@ -12,10 +12,11 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from base import paths  # noqa: E402
-from cli import pipeline, reference
+from cli import apply, checks, reference  # noqa: E402
 from base.log import SlabconvError  # noqa: E402
-from regen.source import Source, resolve  # noqa: E402
-from verify import kconfig  # noqa: E402
+from regen.source import resolve, series_dir, Source  # noqa: E402
+from tests.helpers import table_with  # noqa: E402
+from verify import configtable, kconfig  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -99,11 +100,11 @@ def test_unknown_config_is_bad_usage(tmp_path):
 
 def test_pipeline_drops_configs_the_tree_lacks(tmp_path, capsys):
     src = Source(fake_tree(tmp_path / "t", "6.12", ["SLUB"]), "6.12", "fake", True)
-    assert pipeline.applicable_configs(src, ["slub", "slab", "slob"]) == ["slub"]
+    assert apply.applicable_configs(src, ["slub", "slab", "slob"]) == ["slub"]
     err = capsys.readouterr().err
     assert "[verify] slab: not applicable" in err and "[verify] slob: not applicable" in err
     with pytest.raises(SlabconvError) as e:
-        pipeline.applicable_configs(src, ["slab"])
+        apply.applicable_configs(src, ["slab"])
     assert e.value.exit_code == 2
 
 
@@ -148,11 +149,11 @@ def test_overlaid_configs_resolve_on_every_packaged_kernel(version, tmp_path):
 
 def test_series_dir(tmp_path, cache):
     s510 = Source(tmp_path, "5.10", "linux-source-5.10_x", True)
-    assert pipeline.series_dir(s510) == paths.GENERATED / "5.10"
+    assert series_dir(s510) == paths.GENERATED / "5.10"
     s61 = Source(tmp_path, "6.1", "linux-source-6.1_6.1.192-3", True)
     assert not (paths.GENERATED / "6.1" / "SOURCE").exists()
-    assert pipeline.series_dir(s61) == cache.resolve() / "out" / s61.source_id / "patches"
-    assert pipeline.series_dir(s61, str(tmp_path / "x")) == (tmp_path / "x").resolve()
+    assert series_dir(s61) == cache.resolve() / "out" / s61.source_id / "patches"
+    assert series_dir(s61, str(tmp_path / "x")) == (tmp_path / "x").resolve()
 
 
 # ---- the reference run (builds and boots faked) --------------------------------
@@ -213,16 +214,16 @@ def test_plan_builds_what_applies_and_describes_each_guest(fake_ref):
     name, image, bdir, s, config, kw = g["slub"].as_tuple()
     assert (name, config) == ("reference-slub", "slub")
     assert bdir.name == "o" and s == bdir.parent and image.name == "bzImage"
-    assert kw["slub_debug"] == "FZPU" and kw["timeout"] == reference.BOOT_TIMEOUT
+    assert kw["slub_debug"] == "FZPU" and kw["timeout"] == configtable.table().reference_timeout
     assert g["slub-tiny"].boot_kwargs["slub_debug"] is None   # SLUB_TINY has no slub_debug
 
 
 def test_a_reference_guest_gets_its_configurations_timeout_and_at_least_the_floor():
-    from cli import pipeline
-    assert reference.boot_kwargs("kasan")["timeout"] == pipeline.BOOT_TIMEOUT["kasan"] == 300
-    assert reference.boot_kwargs("slub")["timeout"] == reference.BOOT_TIMEOUT
-    assert all(reference.boot_timeout(c) >= max(reference.BOOT_TIMEOUT, t)
-               for c, t in pipeline.BOOT_TIMEOUT.items())
+    floor = configtable.table().reference_timeout
+    assert reference.boot_kwargs("kasan")["timeout"] == configtable.get("kasan").timeout == 300
+    assert reference.boot_kwargs("slub")["timeout"] == floor == 180
+    assert all(reference.boot_timeout(c) == max(floor, configtable.get(c).timeout)
+               for c in configtable.all_names())
 
 
 def test_boots_are_recorded_as_reference_not_as_the_series(fake_ref, cache):
@@ -261,13 +262,11 @@ def test_a_failed_reference_boot_fails_the_run_and_is_named(fake_ref, monkeypatc
     assert s["configs"]["slab"]["status"] == "not applicable"
 
 
-def test_a_build_failure_is_reported_not_booted(fake_ref):
+def test_a_build_failure_is_reported_not_booted(fake_ref, tmp_path, monkeypatch):
     src, _, booted = fake_ref
-    kconfig.CONFIGS["broken"] = kconfig.CONFIGS["slub"]
-    try:
-        p = reference.plan(src, ["slub", "broken"])
-    finally:
-        del kconfig.CONFIGS["broken"]
+    table_with(tmp_path, monkeypatch, '[broken]\narch = "x86_64"\nallocator = "slub"\n'
+                                      'fragments = ["base-x86_64", "slub"]\n')
+    p = reference.plan(src, ["slub", "broken"])
     assert [g.config for g in p.guests] == ["slub"] and "broken" in p.failed
     s = reference.summary(src, p, reference.boot_guests(p.guests, src), 1.0)
     assert s["ok"] is False and s["configs"]["broken"]["status"] == "build FAILED"
@@ -348,15 +347,15 @@ def test_residue_gate_counts_only_what_the_series_adds_on_a_converted_kernel():
              nal("mm/slob.c", "slob_page_alloc", "sp_page(x)"),
              nal("mm/slob.c", "slob_page_alloc", "sp_page(x)"),            # planted: one more
              nal("mm/slub.c", "kfree", "virt_to_page(x)->freelist")]        # planted: new
-    got = pipeline.residue_gate(RR(after), RR(upstream))
+    got = checks.residue_gate(RR(after), RR(upstream))
     assert [(c.finding.file, c.finding.text) for c in got] == [
         ("mm/slob.c", "sp_page(x)"), ("mm/slub.c", "virt_to_page(x)->freelist")]
     # without a converted baseline (5.10) every use NOT allowed counts
-    assert len(pipeline.residue_gate(RR(after))) == 4
+    assert len(checks.residue_gate(RR(after))) == 4
 
 
 def test_a_configuration_with_boot_variants_is_built_once_and_booted_in_each(fake_ref, monkeypatch):
-    """iommu is booted Intel strict, Intel lazy and AMD (pipeline.BOOT_VARIANTS)
+    """iommu is booted Intel strict, Intel lazy and AMD (its boot variants)
     in the reference run too: one build, three guests, each named and
     summarised."""
     from verify import kconfig

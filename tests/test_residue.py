@@ -284,16 +284,16 @@ def test_missing_file_is_a_usage_error(tmp_path):
 
 
 def test_verify_prints_the_residue_summary_and_raises_when_it_cannot(tmp_path, capsys, monkeypatch):
-    from cli import pipeline
-    ap = pipeline.Applied(src=None, tree=small_tree(tmp_path / "t", ALLOWED_ONLY + PLANTED),
-                          baseline_id="0" * 40, patches=[], touched=[])
-    rr = pipeline.residue_summary(ap, limit=2)
+    from cli import apply, checks
+    ap = apply.Applied(src=None, tree=small_tree(tmp_path / "t", ALLOWED_ONLY + PLANTED),
+                       baseline_id="0" * 40, patches=[], touched=[])
+    rr = checks.residue_summary(ap, limit=2)
     out = capsys.readouterr().out
     assert rr is not None and not rr.ok
     assert "3 NOT allowed" in out and "... and 1 more" in out
     # a scope file this kernel lacks is left out, and said so
     (ap.tree / "include" / "linux" / "slub_def.h").unlink()
-    rr = pipeline.residue_summary(ap)
+    rr = checks.residue_summary(ap)
     assert rr is not None and rr.files == ["mm/slub.c"]
     # no report at all (spatch failing, say) is raised, never taken as "no problem"
     from base.log import SlabconvError
@@ -302,7 +302,7 @@ def test_verify_prints_the_residue_summary_and_raises_when_it_cannot(tmp_path, c
         raise SlabconvError("spatch failed")
     monkeypatch.setattr(residue, "check", broken)
     with pytest.raises(SlabconvError, match="spatch failed"):
-        pipeline.residue_summary(ap)
+        checks.residue_summary(ap)
 
 
 # ---- the committed series ------------------------------------------------------------
@@ -310,10 +310,10 @@ def test_verify_prints_the_residue_summary_and_raises_when_it_cannot(tmp_path, c
 @pytest.fixture(scope="module")
 def applied():
     from base import paths
-    from cli import pipeline
+    from cli import apply
     from regen.source import resolve
     src = resolve(paths.DEFAULT_KERNEL, None)
-    return pipeline.apply_series(src, paths.GENERATED / paths.DEFAULT_KERNEL)
+    return apply.apply_series(src, paths.GENERATED / paths.DEFAULT_KERNEL)
 
 
 @pytest.mark.network
@@ -375,7 +375,7 @@ def test_slabconv_residue_command(applied, tmp_path):
 def test_verify_gates_only_the_converted_files(monkeypatch):
     """residue.toml's [scope] gate: a NOT allowed use in mm/slub.c fails
     verify; one in a file not converted yet is only reported."""
-    from cli import pipeline
+    from cli import checks
     al = residue.load_allowlist()
     assert "mm/slub.c" in al.gate
 
@@ -386,7 +386,7 @@ def test_verify_gates_only_the_converted_files(monkeypatch):
     class R:
         not_allowed = [C("mm/slub.c"), C("mm/slab.c"), C("drivers/iommu/intel/iommu.c")]
 
-    gated = pipeline.residue_gate(R())
+    gated = checks.residue_gate(R())
     assert [c.finding.file for c in gated] == ["mm/slub.c", "mm/slab.c"]
 
 

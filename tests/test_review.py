@@ -5,7 +5,6 @@ import json
 import os
 import re
 import textwrap
-import time
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -354,9 +353,7 @@ def test_manifest_cross_check_and_skipped(world, tmp_path):
 # ---------------------------------------------------------------- results
 
 def _series(rv) -> R.Series:
-    return R.Series(rv.version, rv.series_id, rv.source.get("source", ""),
-                    [p.subject for p in rv.patches],
-                    {f.path for p in rv.patches for f in p.files})
+    return R.Series(rv.version, rv.series_id, rv.source.get("source", ""))
 
 
 def test_no_results_are_not_run(world, tmp_path):
@@ -378,7 +375,8 @@ def test_recorded_results_of_this_series_only(world, tmp_path, monkeypatch):
     rv = _build(world, cache)
     assert rv.series_id == R.series_id(P.numbered_patches(world[2]))
     verify = {"ok": True, "config": "slub", "seconds": 12.0, "problems": [],
-              "changed_files": sorted(_series(rv).files), "new_warnings": [],
+              "changed_files": sorted({f.path for p in rv.patches for f in p.files}),
+              "new_warnings": [],
               "gone_warnings": [], "baseline_reused": True,
               "baseline": {"ok": True, "seconds": 3.0, "warnings": []},
               "patched": {"ok": True, "seconds": 4.0, "compiled": 7, "warnings": []},
@@ -446,124 +444,82 @@ def test_a_changed_patch_file_makes_the_record_another_series(world, tmp_path, m
 
 def test_a_run_on_another_series_keeps_this_series_results(world, tmp_path, monkeypatch):
     """A later run on a planted or older series records beside, not over,
-    this series' results; records of before per-series directories count."""
+    this series' results."""
     cache = tmp_path / "cache"
     monkeypatch.setenv("SLABCONV_CACHE", str(cache))
     rv = _build(world, cache)
     R.record("5.10", "verify-slub", _stamp(rv), {"ok": True})
     R.record("5.10", "verify-slub", _stamp(rv, other=True), {"ok": False})
-    legacy = R.record_dir("5.10") / "boot-slub.json"
-    legacy.write_text(json.dumps({**_stamp(rv), "recorded": "2026-01-01T00:00:00Z",
-                                  "data": {"passed": True}}))
     rv = _build(world, cache)
     assert rv.results["verify-slub"].status == R.THIS
     assert rv.results["verify-slub"].data == {"ok": True}
-    assert rv.results["boot-slub"].status == R.THIS
     assert R.latest("5.10", "verify-slub")["data"] == {"ok": False}
 
 
-def test_results_from_before_records_are_matched_by_what_they_show(world, tmp_path):
-    cache = tmp_path / "cache"
-    rv = _build(world, cache)
-    files = sorted(_series(rv).files)
-    b = cache / "build" / "5.10"
-    good = b / "patched-slub-0123456789ab"
-    other = b / "patched-slab-ba9876543210"
-    for d in (good, other):
-        (d / "tree" / "o").mkdir(parents=True)
-    (good / "report.json").write_text(json.dumps({"ok": True, "config": "slub",
-                                                  "changed_files": files,
-                                                  "patched_src": str(good / "tree")}))
-    (other / "report.json").write_text(json.dumps({"ok": True, "config": "slab",
-                                                   "changed_files": files[:1]}))
-    (good / "bisect.json").write_text(json.dumps({
-        "ok": True, "commits": [{"subject": p.subject} for p in rv.patches],
-        "configs": [{"config": "slub", "ok": True, "patches_total": 3, "patches_checked": 3,
-                     "seconds": 9.0, "patches": [
-                         {"index": i, "ok": True, "action": "obj", "seconds": 1.5}
-                         for i in (1, 2, 3)]}]}))
-    (other / "bisect.json").write_text(json.dumps({"ok": False, "commits": [{"subject": "x"}]}))
-    old = time.time() - 100
-    os.utime(other / "bisect.json", (old, old))
-    runs = cache / "boot" / "runs"
-    for name, pdir in (("patched", good), ("patched-slab", other)):
-        (runs / name).mkdir(parents=True)
-        (runs / name / "summary.json").write_text(json.dumps({
-            "passed": True, "seconds": 3.0, "counts": {"total": 31, "passed": 31},
-            "image": str(pdir / "tree/o/arch/x86/boot/bzImage")}))
-    (runs / "patched" / "results.ktap").write_text("KTAP version 1\n")
-    future = time.time() + 5
-    os.utime(runs / "patched" / "summary.json", (future, future))
-    rv = _build(world, cache)
-    r = rv.results
-    assert r["verify-slub"].status == R.THIS and "set of files" in r["verify-slub"].how
-    assert r["verify-slab"].status == R.NOT_RUN and "changed 1 files" in r["verify-slab"].note
-    assert r["bisect"].status == R.THIS and "subjects" in r["bisect"].how
-    assert r["boot-slub"].status == R.THIS and r["boot-slub"].extra["ktap"] == "KTAP version 1\n"
-    assert r["boot-slab"].status == R.NOT_RUN
-    text = review.render_text(rv)
-    assert "slub: ok, 3/3 patches, 9.0s" in text
-    html = review.render_html(rv)
-    assert "1.5s obj" in html
+def _verified(tmp_path, series, stamp=None):
+    """A verify result (verify.gates.Gates) of two passing builds, slub and slab."""
+    from verify import VerifyResult, kbuild
+    from verify.gates import Gates
+    b = kbuild.BuildResult(ok=True, seconds=4.0, warnings=[], log=tmp_path / "log",
+                           image=tmp_path / "bzImage", compiled=3)
+    builds = [VerifyResult(ok=True, config=c, baseline=b, patched=b, new_warnings=[],
+                           patched_out=tmp_path, patched_src=tmp_path) for c in ("slub", "slab")]
+    g = Gates("5.10", "linux-source-5.10_5.10.1-1", len(P.numbered_patches(series)),
+              builds=builds, stamp=stamp)
+    g.not_run.update({c: "not asked for" for c in ("checkpatch", "messages", "nullcheck",
+                                                   "per-patch", "compiled-lines", "field-users",
+                                                   "residue", "layout")})
+    return g
 
 
-def test_pipeline_records_verify_and_boot_for_the_series(world, tmp_path, monkeypatch):
-    from cli import pipeline
+def test_pipeline_records_verify_for_the_series(world, tmp_path, monkeypatch):
+    """verify's records are the parts of its JSON report; the review reads
+    them as this series' results."""
+    from cli import apply, checks
     monkeypatch.setenv("SLABCONV_CACHE", str(tmp_path / "cache"))
     series = world[2]
-
-    class Fake:
-        def __init__(self, config):
-            self.config = config
-
-        def to_dict(self):
-            return {"ok": True, "config": self.config}
 
     class Src:
         version, source_id = "5.10", "linux-source-5.10_5.10.1-1"
 
-    ap = pipeline.Applied(Src(), tmp_path, "base", P.numbered_patches(series), [])
-    r = Fake("slub")
-    r.bisect = r.residue = r.field_users = None
-    pipeline.record_verify(ap, [r, Fake("slab")], r)
+    ap = apply.Applied(Src(), tmp_path, "base", P.numbered_patches(series), [])
+    g = _verified(tmp_path, series)
+    checks.record_verify(ap, g)
     rv = _build(world, tmp_path / "cache")
-    assert {k: v.status for k, v in rv.results.items()} == {"verify-slub": R.THIS,
-                                                             "verify-slab": R.THIS}
-    assert r.series_record[1]["series"] == rv.series_id
+    assert {k: v.status for k, v in rv.results.items()} == {
+        "verify": R.THIS, "verify-slub": R.THIS, "verify-slab": R.THIS}
+    assert g.stamp["series"] == rv.series_id
+    assert rv.results["verify"].data["ok"] is True
+    assert rv.results["verify-slab"].data == g.to_dict()["builds"]["slab"]
+    assert "verify: every check" in review.render_text(rv)
 
 
-def test_pipeline_records_a_boot_of_a_verified_build(world, tmp_path, monkeypatch):
+def test_pipeline_records_the_boots_of_a_recorded_verify(world, tmp_path, monkeypatch):
     import boot
-    from cli import pipeline
+    from cli import boots
     monkeypatch.setenv("SLABCONV_CACHE", str(tmp_path / "cache"))
     rv = _build(world, tmp_path / "cache")
 
-    class Res:
-        passed, seconds, ktap = True, 4.2, "KTAP version 1\n1..1\nok 1 x\n"
-
-        def summary(self):
-            return "boot: PASS"
-
     def fake_run(image, build_dir, src_dir, out, **kw):
-        (out / "summary.json").write_text(json.dumps({
+        doc = "KTAP version 1\n1..1\nok 1 x\n"
+        Path(out).mkdir(parents=True, exist_ok=True)
+        (Path(out) / "summary.json").write_text(json.dumps({
             "passed": True, "accel": "tcg", "counts": {"total": 1, "passed": 1}}))
-        return Res()
+        return boot.BootResult(passed=True, ktap=doc, console_log=Path(out) / "console.log",
+                               seconds=4.2, failures=[], counts=ktap.parse(doc).counts)
 
+    from boot import ktap
     monkeypatch.setattr(boot, "run", fake_run)
-
-    class VR:
-        config = "slab"
-        patched = type("B", (), {"image": "bzImage"})()
-        patched_out = patched_src = tmp_path
-        series_record = ("5.10", _stamp(rv))
-
-    pipeline.boot_config(VR(), "patched-slab")
-    pipeline.boot_config(type("Unrecorded", (VR,), {"series_record": None, "config": "slob"})(),
-                         "patched-slob")
+    boots.boot_all(_verified(tmp_path, world[2], stamp=_stamp(rv)), "patched")
     rv = _build(world, tmp_path / "cache")
     f = rv.results["boot-slab"]
-    assert f.status == R.THIS and f.data["accel"] == "tcg" and f.data["ktap"] == Res.ktap
-    assert "boot-slob" not in rv.results       # a boot of no recorded build: nothing
+    assert f.status == R.THIS and f.data["accel"] == "tcg" and f.data["passed"] is True
+    # the boots of a verify that recorded nothing (no stamp) are not recorded
+    def recorded():
+        return {p: p.read_text() for p in R.record_dir("5.10").rglob("*.json")}
+    before = recorded()
+    boots.boot_all(_verified(tmp_path, world[2]), "unrecorded")
+    assert recorded() == before
 
 
 # -------------------------------------------------------------- rendering

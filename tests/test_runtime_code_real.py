@@ -31,7 +31,7 @@ sys.path.insert(0, str(REPO))
 from regen.manifest import CodeExpect  # noqa: E402
 from regen.worktree import BASE_TAG  # noqa: E402
 from base import paths  # noqa: E402
-from cli import pipeline
+from cli import boots
 from verify import bisect  # noqa: E402
 from tests.test_verify_bisect_real import applied, git  # noqa: E402,F401 (a fixture)
 
@@ -81,7 +81,7 @@ def test_planted_compound_head_is_named_by_the_code_check_and_the_runtime_bisect
     r = bisect.check_series(clone, paths.cache_dir("build", applied.src.version), ["slub"],
                             base=BASE_TAG, head=head, baseline_src=applied.src.tree,
                             baseline_id=applied.ident, report_dir=tmp_path / "report",
-                            runtime_configs=["slub"], guest=pipeline.patch_guest,
+                            runtime_configs=["slub"], guest=boots.patch_guest,
                             code=expectations)
     c = r.configs[0]
     assert [p.ok for p in c.patches] == [True, True], r.summary      # both build

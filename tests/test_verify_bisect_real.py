@@ -36,7 +36,7 @@ sys.path.insert(0, str(REPO))
 
 from regen.worktree import BASE_TAG  # noqa: E402
 from base import paths  # noqa: E402
-from cli import pipeline
+from cli import apply
 from regen.source import resolve  # noqa: E402
 from verify import bisect  # noqa: E402
 
@@ -74,10 +74,10 @@ def git(repo, *args, input=None, env=None) -> str:
 @pytest.fixture(scope="module")
 def applied():
     src = resolve(paths.DEFAULT_KERNEL, None)
-    ap = pipeline.apply_series(src, paths.GENERATED / paths.DEFAULT_KERNEL)
+    ap = apply.apply_series(src, paths.GENERATED / paths.DEFAULT_KERNEL)
     ap.ident = f"{src.source_id}@{ap.baseline_id[:12]}"
     yield ap
-    pipeline.apply_series(src, paths.GENERATED / paths.DEFAULT_KERNEL)   # leave it as found
+    apply.apply_series(src, paths.GENERATED / paths.DEFAULT_KERNEL)   # leave it as found
 
 
 def plant(ap, root: Path, addition: str, subject: str):

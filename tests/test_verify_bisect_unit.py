@@ -493,9 +493,10 @@ def test_cli_bad_input_exit_code(series, tmp_path):
     assert cp.returncode == 2 and "slabconv: error: no commits between" in cp.stderr
 
 
-def test_verify_result_folds_in_a_failing_bisect(tmp_path):
-    """A failing patch fails verify's result (and so the exit code), and its
-    report.json says why."""
+def test_a_failing_bisect_fails_the_verdict(tmp_path):
+    """A failing patch fails verify's verdict (and so the exit code), named
+    in its problems and its JSON report; the build's own result stays ok."""
+    from verify.gates import Gates
     ok = kbuild.BuildResult(ok=True, seconds=1, warnings=[], log=tmp_path / "log", image=None)
     r = verify.VerifyResult(ok=True, config="slub", baseline=ok, patched=ok, new_warnings=[],
                             report=tmp_path / "report.json")
@@ -508,15 +509,17 @@ def test_verify_result_folds_in_a_failing_bisect(tmp_path):
                                                    files=[], action="cached", ok=True), bad])],
                             report=tmp_path / "bisect.json")
     b.summary = bisect.summary_text(b)
-    r.add_bisect(b)
-    assert not r.ok
-    assert r.problems == ['patch 2/2 "mm: Break" fails in config slub-nodebug: '
+    g = Gates("5.10", "test", 2, builds=[r], bisect=b, not_run={
+        c: "not asked for" for c in ("checkpatch", "messages", "nullcheck", "compiled-lines",
+                                     "field-users", "residue", "layout")})
+    assert not g.ok and r.ok
+    assert g.problems == ['patch 2/2 "mm: Break" fails in config slub-nodebug: '
                           'does not build (make mm/slub.o)']
-    rep = json.loads((tmp_path / "report.json").read_text())
+    assert g.status()["per-patch"] == "FAIL" and g.status()["builds"] == "ok"
+    rep = json.loads(g.write(tmp_path / "verify.json").read_text())
     assert rep["ok"] is False and rep["bisect"]["ok"] is False
-    assert rep["bisect"]["configs"]["slub-nodebug"]["patches_checked"] == 2
-    assert "per-patch 2 patches: slub-nodebug FAIL" in r.summary
-    assert (tmp_path / "summary.txt").read_text().startswith("verify slub: FAIL")
+    assert [c["config"] for c in rep["bisect"]["configs"]] == ["slub-nodebug"]
+    assert "per-patch builds: slub-nodebug FAIL 2/2" in g.summary()
     assert "first failing patch 2/2: mm: Break" in b.summary and "cached" in b.summary
 
 

@@ -1,5 +1,5 @@
 """`slabconv verify` runs every check and gives one summary and one JSON
-report (verify/gates.py, slabconv/pipeline.verify_applied).  The checks
+report (verify/gates.py, cli/checks.verify_applied).  The checks
 themselves are tested on real trees elsewhere (test_checkpatch_real,
 test_layout_real, test_verify_real, test_verify_bisect_*, test_residue,
 test_field_users); here each is replaced by a recorded result so that the
@@ -12,8 +12,9 @@ import json
 
 import pytest
 
-from cli import pipeline
-from verify import bisect, checkpatch as CP, compiled as CL, gates, kbuild, layout as LY, sparse
+from cli import apply, checks, pipeline
+from verify import bisect, checkpatch as CP, compiled as CL, configtable, gates, kbuild
+from verify import layout as LY, sparse
 from verify import messages as MS, nullcheck as NC, readability as RD
 from verify import warnings as W
 import verify
@@ -81,7 +82,7 @@ def _checkpatch(tmp, error=False):
 def _layout(tmp, fail=False):
     a = LY.Assert(10, "SLAB_MATCH(flags, flags)", "offsetof(...) == offsetof(...)")
     combos = []
-    for name in LY.COMBOS:
+    for name in configtable.names("layout"):
         bad = fail and name == "layout-i386"
         c = LY.ComboResult(name, "i386" if "i386" in name else "x86_64", "nomemcg" not in name,
                            ok=not bad, status="assert failed" if bad else "ok", asserts=[a])
@@ -160,11 +161,11 @@ def world(tmp_path, monkeypatch):
         return rep, failed
 
     seen = {}
-    monkeypatch.setattr(pipeline, "compiled_lines_check", compiled_lines_check)
+    monkeypatch.setattr(checks, "compiled_lines_check", compiled_lines_check)
     monkeypatch.setattr(verify, "check_build", check_build)
     monkeypatch.setattr(bisect, "check_series", check_series)
-    monkeypatch.setattr(pipeline, "field_users_check", field_users_check)
-    real_residue_summary = pipeline.residue_summary
+    monkeypatch.setattr(checks, "field_users_check", field_users_check)
+    real_residue_summary = checks.residue_summary
 
     def residue_summary(ap):
         if plant.get("residue_crash"):      # the real summary, its spatch run failing
@@ -176,27 +177,27 @@ def world(tmp_path, monkeypatch):
             monkeypatch.setattr(residue, "check", crash)
             return real_residue_summary(ap)
         return FakeResidue()
-    monkeypatch.setattr(pipeline, "residue_summary", residue_summary)
-    monkeypatch.setattr(pipeline, "nullcheck_series",
+    monkeypatch.setattr(checks, "residue_summary", residue_summary)
+    monkeypatch.setattr(checks, "nullcheck_series",
                         lambda ap: _nullcheck(tmp_path, finding=plant.get("nullcheck", False)))
-    monkeypatch.setattr(pipeline, "checkpatch_series",
+    monkeypatch.setattr(checks, "checkpatch_series",
                         lambda ap: _checkpatch(tmp_path, error=plant.get("checkpatch", False)))
-    monkeypatch.setattr(pipeline, "messages_series", lambda ap: _messages(plant.get("messages")))
-    monkeypatch.setattr(pipeline, "readability_series", lambda ap: RD.ReadabilityResult(patches=2))
+    monkeypatch.setattr(checks, "messages_series", lambda ap: _messages(plant.get("messages")))
+    monkeypatch.setattr(checks, "readability_series", lambda ap: RD.ReadabilityResult(patches=2))
     monkeypatch.setattr(LY, "check", lambda *a, **k: _layout(tmp_path, fail=plant.get("layout", False)))
-    monkeypatch.setattr(pipeline, "record_verify", lambda *a: None)
+    monkeypatch.setattr(checks, "record_verify", lambda *a: None)
     src = type("Src", (), {"version": "5.10", "source_id": "linux-source-5.10_test",
                            "tree": tmp_path})()
-    ap = pipeline.Applied(src=src, tree=tmp_path, baseline_id="0" * 40,
-                          patches=[tmp_path / "0001-mm-One.patch", tmp_path / "0002-mm-Two.patch"],
-                          touched=["mm/slub.c"])
+    ap = apply.Applied(src=src, tree=tmp_path, baseline_id="0" * 40,
+                       patches=[tmp_path / "0001-mm-One.patch", tmp_path / "0002-mm-Two.patch"],
+                       touched=["mm/slub.c"])
     ap.seen = seen
     return ap, plant
 
 
 def run(ap, **kw):
     kw.setdefault("coverage_configs", ("kasan",))
-    return pipeline.verify_applied(ap, ("slub", "slab"), ("slub",), **kw)
+    return checks.verify_applied(ap, ("slub", "slab"), ("slub",), **kw)
 
 
 def test_all_checks_pass_and_every_figure_is_printed(world, capsys):
@@ -204,7 +205,7 @@ def test_all_checks_pass_and_every_figure_is_printed(world, capsys):
     r = run(ap)
     out = capsys.readouterr().out
     summary = out[out.index("==== verify:"):]
-    assert r.ok and r.gates.ok and summary.rstrip().splitlines()[-1].startswith("verify: PASS")
+    assert r.ok and summary.rstrip().splitlines()[-1].startswith("verify: PASS")
     for needle in ("checkpatch ok", "messages ok", "nullcheck ok", "builds ok", "per-patch ok", "field-users ok", "residue ok",
                    "layout ok", "compiled-lines ok",
                    "compiled lines: 3 of 3 changed code lines compiled by a build "
@@ -218,16 +219,24 @@ def test_all_checks_pass_and_every_figure_is_printed(world, capsys):
                    "field users: 1 file(s)",
                    "nullcheck: OK: 0 finding(s)"):
         assert needle in summary, needle
-    rep = json.loads(r.gates.report.read_text())
+    rep = json.loads(r.report.read_text())
     assert rep["ok"] and set(rep["status"]) == set(gates.CHECKS)
     assert rep["builds"]["slab"]["sparse_per_file"][0] == {
         "file": "mm/slub.c", "baseline": 3, "patched": 3, "new": 0}
-    assert [c["name"] for c in rep["layout"]["combos"]] == list(LY.COMBOS)
+    assert [c["name"] for c in rep["layout"]["combos"]] == list(configtable.names("layout"))
     assert rep["checkpatch"]["counts"]["warning"] == 2
     assert rep["compiled_lines"]["ok"] and ap.seen["coverage"] == ("kasan",)
     # the field users' coverage also counts the coverage builds
     assert set(ap.seen["field_users_builds"]) == {"kasan"}
-    assert str(r.gates.report) in summary
+    assert str(r.report) in summary
+    # the records (report/results.py) are the parts of the JSON report
+    recs = r.records()
+    assert recs["verify"]["ok"] is True and recs["verify"]["status"] == rep["status"]
+    assert recs["verify-slab"] == rep["builds"]["slab"] and recs["bisect"] == rep["bisect"]
+    assert recs["compiled-lines"] == rep["compiled_lines"] and recs["layout"] == rep["layout"]
+    assert set(recs) == {"verify", "verify-slub", "verify-slab", "bisect", "compiled-lines",
+                         "field-users", "residue", "layout", "checkpatch", "nullcheck",
+                         "messages"}
 
 
 @pytest.mark.parametrize("plant, named", [
@@ -255,28 +264,34 @@ def test_each_planted_failure_fails_verify_and_is_named(world, capsys, plant, na
     r = run(ap)
     out = capsys.readouterr().out
     summary = out[out.index("==== verify:"):]
-    assert not r.ok and not r.gates.ok
+    assert not r.ok
     assert "verify: FAIL" in summary
-    assert any(named in p for p in r.gates.problems), r.gates.problems
+    assert any(named in p for p in r.problems), r.problems
     assert named in summary
-    rep = json.loads(r.gates.report.read_text())
+    rep = json.loads(r.report.read_text())
     assert rep["ok"] is False and "FAIL" in rep["status"].values()
-    status = r.gates.status()
-    which = {"code": "object-code", "boot": "runtime", "bisect": "per-patch",
+    # the one verdict: exactly the planted check FAILs, in the summary, the
+    # JSON report and the records the review and the mail read
+    which = {"checkpatch": "checkpatch", "layout": "layout", "messages": "messages",
+             "nullcheck": "nullcheck", "sparse": "builds", "bisect": "per-patch",
+             "code": "object-code", "boot": "runtime", "field": "field-users",
+             "compiled": "compiled-lines", "coverage_build": "compiled-lines",
              "residue_crash": "residue"}
-    for k, check in which.items():
-        if k in plant:
-            assert status[check] == "FAIL", status
-            assert all(v != "FAIL" for c, v in status.items() if c != check), status
+    check = which[next(iter(plant))]
+    assert [c for c, v in r.status().items() if v == "FAIL"] == [check], r.status()
+    assert rep["status"] == r.status() and rep["problems"] == r.problems
+    verdict = r.records()["verify"]
+    assert verdict["ok"] is False and verdict["status"][check] == "FAIL"
+    assert any(named in p for p in verdict["problems"])
 
 
 def test_a_check_not_asked_for_is_listed_as_not_run(world, capsys):
     ap, planted = world
     planted["layout"] = True                      # would fail, but is not run
-    r = pipeline.verify_applied(ap, ("slub",), (), layout=False, checkpatch=False)
+    r = checks.verify_applied(ap, ("slub",), (), layout=False, checkpatch=False)
     out = capsys.readouterr().out
     assert r.ok
-    st = r.gates.status()
+    st = r.status()
     assert st["layout"].startswith("not run") and st["checkpatch"].startswith("not run")
     assert st["messages"] == "not run: not asked for"
     assert st["per-patch"] == "not run: --bisect-configs none"
@@ -291,14 +306,14 @@ def test_boot_leaves_out_the_tree_gates_and_says_so(world, capsys):
     report say "not run"."""
     ap, planted = world
     planted["field"] = True
-    r = pipeline.verify_applied(ap, ("slub",), (), layout=False, checkpatch=False,
+    r = checks.verify_applied(ap, ("slub",), (), layout=False, checkpatch=False,
                                 tree_gates=False)
     out = capsys.readouterr().out
     assert r.ok and r.field_users is None and r.residue is None
-    st = r.gates.status()
+    st = r.status()
     assert st["field-users"] == st["residue"] == st["nullcheck"] == "not run: not asked for"
     assert "field users: not run: not asked for" in out and "residue: not run" in out
-    planted_run = pipeline.verify_applied(ap, ("slub",), (), layout=False, checkpatch=False)
+    planted_run = checks.verify_applied(ap, ("slub",), (), layout=False, checkpatch=False)
     assert not planted_run.ok, "the same world fails when the tree gates run"
 
 
@@ -310,11 +325,11 @@ def test_sparse_counts_per_file(tmp_path):
 
 def test_bisect_configs_accept_the_heavier_configurations():
     from verify import kconfig
-    for c in pipeline.BISECT_CHOICES:
+    for c in configtable.choices("per-patch"):
         kconfig.config_arch(c)                # known (else exit 2)
-    assert {"kasan", "iommu", "mm-users"} <= set(pipeline.BISECT_CHOICES)
+    assert {"kasan", "iommu", "mm-users"} <= set(configtable.choices("per-patch"))
     args = type("A", (), {"bisect_configs": "slub,kasan,iommu"})()
-    assert pipeline._bisect_configs(args) == ("slub", "kasan", "iommu")
+    assert apply.bisect_configs(args) == ("slub", "kasan", "iommu")
 
 
 def test_no_nullcheck_is_listed_as_not_run(world, capsys):
@@ -322,18 +337,18 @@ def test_no_nullcheck_is_listed_as_not_run(world, capsys):
     planted["nullcheck"] = True                   # would fail, but is not run
     r = run(ap, nullcheck=False)
     out = capsys.readouterr().out
-    assert r.ok and r.gates.nullcheck is None
-    assert r.gates.status()["nullcheck"] == "not run: --no-nullcheck"
+    assert r.ok and r.nullcheck is None
+    assert r.status()["nullcheck"] == "not run: --no-nullcheck"
     assert "nullcheck: --no-nullcheck" in out
     args = type("A", (), {"no_nullcheck": True})()
-    assert pipeline._checks(args)["nullcheck"] is False
+    assert apply.check_options(args)["nullcheck"] is False
 
 
 def test_the_main_job_says_what_it_proved_and_what_is_left(world, capsys):
     """make (cmd_all) verifies slub only: its closing lines name the checks
     that passed, the boots, what it did not run, and the command for the rest."""
     ap, _ = world
-    r = pipeline.verify_applied(ap, ("slub",), (), coverage_configs=None, runtime_configs=())
+    r = checks.verify_applied(ap, ("slub",), (), coverage_configs=None, runtime_configs=())
     boot = type("B", (), {"passed": True, "counts": "58 tests: 51 passed"})()
     lines = pipeline.main_job_lines(r, {"slub": boot})
     assert lines[0].startswith("proved: checkpatch; messages; nullcheck; builds;")
@@ -344,7 +359,7 @@ def test_the_main_job_says_what_it_proved_and_what_is_left(world, capsys):
     args = __import__("cli.main", fromlist=["x"]).build_parser().parse_args(["all"])
     assert (args.bisect_configs, args.runtime_configs, args.coverage_configs) == \
         ("none", "none", "none")
-    assert pipeline._configs(args, pipeline.MAIN_CONFIGS) == ["slub"]
+    assert apply.asked_configs(args, "main") == ["slub"]
 
 
 @pytest.mark.parametrize("plant, check, status", [
@@ -361,9 +376,9 @@ def test_unproven_names_every_check_that_did_not_run_and_pass(world, plant, chec
     be "not run"."""
     ap, planted = world
     planted.update(plant)
-    r = pipeline.verify_applied(ap, ("slub",), (), coverage_configs=None)
+    r = checks.verify_applied(ap, ("slub",), (), coverage_configs=None)
     asked_not = ("per-patch", "object-code", "runtime", "compiled-lines")
-    got = r.gates.unproven(asked_not)
-    assert got == ({} if check is None else {check: status}), r.gates.status()
+    got = r.unproven(asked_not)
+    assert got == ({} if check is None else {check: status}), r.status()
     # a check that ran although it was not asked for is named too
-    assert "residue" in r.gates.unproven(asked_not + ("residue",))
+    assert "residue" in r.unproven(asked_not + ("residue",))

@@ -71,21 +71,7 @@ class VerifyResult:
     baseline_out: Optional[Path] = None
     patched_src: Optional[Path] = None
     patched_out: Optional[Path] = None
-    bisect: Optional[object] = None     # verify.bisect.BisectResult (per-patch builds)
     code: Optional[dict] = None         # series_code(): the whole series' code vs the baseline
-    others: dict = field(default_factory=dict)   # config -> VerifyResult of the other configs
-
-    def add_bisect(self, b) -> None:
-        """Fold a per-patch check (verify.bisect) into this result: a failing
-        patch fails the verification; report.json and summary.txt are rewritten."""
-        self.bisect = b
-        if not b.ok:
-            self.ok = False
-            self.problems.extend(b.problems or ["the per-patch check failed"])
-        self.summary = summary_text(self)
-        if self.report is not None:
-            self.report.write_text(json.dumps(self.to_dict(), indent=1) + "\n")
-            (self.report.parent / "summary.txt").write_text(self.summary + "\n")
 
     def to_dict(self) -> dict:
         return {
@@ -102,7 +88,6 @@ class VerifyResult:
             "gates": "run" if self.baseline is not None else "not run: no baseline build",
             "patched": self.patched.to_dict() if self.patched else None,
             "sparse": self.sparse.to_dict() if self.sparse else None,
-            "bisect": self.bisect.brief() if self.bisect is not None else None,
             "code": self.code,
         }
 
@@ -113,10 +98,6 @@ def _digest(*parts) -> str:
         h.update(str(p).encode())
         h.update(b"\0")
     return h.hexdigest()[:12]
-
-
-def _fmt_secs(s: float) -> str:
-    return f"{int(s // 60)}m{int(s % 60):02d}s" if s >= 60 else f"{s:.0f}s"
 
 
 def _old_builds(out_root: Path, config: str, keep_dir: Path) -> list:
@@ -397,7 +378,7 @@ def _build_patched_only(patched_src, config, pat_dir, arch, targets, jobs, t0) -
 
 
 def summary_text(r: VerifyResult) -> str:
-    L = [f"verify {r.config}: {'OK' if r.ok else 'FAIL'} ({_fmt_secs(r.seconds)})"]
+    L = [f"verify {r.config}: {'OK' if r.ok else 'FAIL'} ({slog.duration(r.seconds)})"]
 
     def line(name, b: Optional[kbuild.BuildResult], extra=""):
         if b is None:
@@ -406,7 +387,7 @@ def summary_text(r: VerifyResult) -> str:
         state = "built " if b.ok else "FAILED"
         cc = f", ccache {b.ccache['hits']}/{b.ccache['hits'] + b.ccache['misses']} hits" \
             if b.ccache and (b.ccache.get("hits") or b.ccache.get("misses")) else ""
-        L.append(f"  {name:<9} {state} {_fmt_secs(b.seconds):>6}  {b.compiled} objects "
+        L.append(f"  {name:<9} {state} {slog.duration(b.seconds):>6}  {b.compiled} objects "
                  f"compiled{cc}, {len(b.warnings)} warnings{extra}")
 
     if r.baseline is None:
@@ -427,20 +408,14 @@ def summary_text(r: VerifyResult) -> str:
     if r.sparse:
         s = r.sparse
         L.append(f"  sparse    {', '.join(s.patched.files)}: {len(s.baseline.warnings)} -> "
-                 f"{len(s.patched.warnings)} warnings, {len(s.new)} NEW ({_fmt_secs(s.seconds)})")
+                 f"{len(s.patched.warnings)} warnings, {len(s.new)} NEW "
+                 f"({slog.duration(s.seconds)})")
         for w in s.new[:20]:
             L.append(f"    NEW {w.format()}")
             L.extend(f"          {d}" for d in w.details[:4])
     if r.sparse_not_built:
         L.append(f"  sparse    not built in this config, not checked: "
                  f"{', '.join(r.sparse_not_built)}")
-    if r.bisect is not None:
-        b = r.bisect
-        per = ", ".join(f"{c.config} {'OK' if c.ok else 'FAIL'}" for c in b.configs)
-        L.append(f"  per-patch {len(b.commits)} patches: {per} ({_fmt_secs(b.seconds)}; "
-                 f"{b.report})")
-        for p in b.problems:
-            L.append(f"    {p.splitlines()[0]}")
     for b, name in ((r.baseline, "baseline"), (r.patched, "patched")):
         if b is not None and not b.ok:
             L.append(f"  {name} build errors:")

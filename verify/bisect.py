@@ -64,12 +64,11 @@ from typing import Optional
 import verify as V
 from base import atomic, log as slog
 from base.cliutil import comma_list, write_json
-from base.log import guarded, SlabconvError
+from base.log import duration, guarded, SlabconvError
 from base.paths import cache_dir
-from . import kbuild, kconfig, objdiff, runtime, tree, warnings as W
+from . import configtable, kbuild, kconfig, objdiff, runtime, tree, warnings as W
 
 
-DEFAULT_CONFIGS = ("slub", "slub-nodebug")
 BASE_REF = "slabconv-baseline"
 # A header (or anything but a .c file) changed: what the final build makes, so
 # that the boot code's includers are rebuilt too (about 1 s more than vmlinux).
@@ -604,10 +603,6 @@ def _fresh_tree(bdir: Path, base_snap: Path) -> None:
 # --------------------------------------------------------------------------
 # the check
 
-def _fmt(s: float) -> str:
-    return f"{int(s // 60)}m{int(s % 60):02d}s" if s >= 60 else f"{s:.1f}s"
-
-
 def _uniq(ws: list) -> list:
     seen, out = set(), []
     for w in ws:
@@ -979,7 +974,7 @@ class _ConfigRun:
         if mean is None:
             return ""
         left = sum(self._times.get(subj, mean) for _, subj in rest)
-        return f", about {int(left // 60)}m{int(left % 60):02d}s left"
+        return f", about {slog.duration(left)} left"
 
     def _progress(self, pr: PatchResult, n: int, status: str) -> None:
         if not self.progress:
@@ -1025,13 +1020,14 @@ def _export_baseline(repo: Repo, base: str, out_root: Path) -> Path:
     return dst
 
 
-def check_series(repo, out_root, configs=DEFAULT_CONFIGS, *, base: str = BASE_REF,
+def check_series(repo, out_root, configs=None, *, base: str = BASE_REF,
                  head: str = "HEAD", baseline_src=None, baseline_id: Optional[str] = None,
                  jobs: int = 2, report_dir=None, progress: bool = True,
                  runtime_configs=(), guest=None, boot_jobs: int = 2,
                  code=None) -> BisectResult:
     """Build every commit of base..head of `repo` incrementally, in each of
-    `configs`; stop a configuration at its first failing patch.
+    `configs` (default: verify/configs.toml's per-patch set); stop a
+    configuration at its first failing patch.
 
     baseline_src: a tree holding the base commit's content (e.g. the pristine
         tree the work tree was made from: its baseline build is the one
@@ -1050,6 +1046,7 @@ def check_series(repo, out_root, configs=DEFAULT_CONFIGS, *, base: str = BASE_RE
         before the build.  None: not checked.
     """
     t0 = time.monotonic()
+    configs = configtable.names("per-patch") if configs is None else configs
     repo = Repo(repo)
     out_root = Path(out_root).resolve()
     out_root.mkdir(parents=True, exist_ok=True)
@@ -1080,7 +1077,7 @@ def check_series(repo, out_root, configs=DEFAULT_CONFIGS, *, base: str = BASE_RE
                                   boot_jobs, code).run())
         r = results[-1]
         slog.info("bisect", f"{c}: {'OK' if r.ok else 'FAIL'}, {len(r.patches)}/{len(commits)} "
-                            f"patches in {_fmt(r.seconds)}")
+                            f"patches in {duration(r.seconds, 1)}")
     res = BisectResult(ok=all(r.ok for r in results), configs=results, commits=commits,
                        base=base_sha, seconds=time.monotonic() - t0)
     rdir = Path(report_dir) if report_dir else out_root
@@ -1103,15 +1100,16 @@ _ACTION = {"objects": "obj", "objects+link": "obj+ld", "full": "full", "none": "
 def summary_text(r: BisectResult) -> str:
     n = len(r.commits)
     L = [f"bisect: {'OK' if r.ok else 'FAIL'}: {n} patches x {len(r.configs)} configs "
-         f"in {_fmt(r.seconds)}"]
+         f"in {duration(r.seconds, 1)}"]
     for c in r.configs:
         f = c.first_failure
-        base = "baseline reused" if c.baseline_reused else f"baseline built {_fmt(c.baseline_seconds)}"
+        base = "baseline reused" if c.baseline_reused else \
+            f"baseline built {duration(c.baseline_seconds, 1)}"
         cached = sum(p.cached for p in c.patches)
         extra = f"{base}" + (f", {cached} cached" if cached else "")
         state = "OK  " if c.ok else "FAIL"
         L.append(f"  {c.config:<13} {state} {len(c.patches)}/{n} patches  "
-                 f"{_fmt(c.patch_seconds)} ({extra}; total {_fmt(c.seconds)})")
+                 f"{duration(c.patch_seconds, 1)} ({extra}; total {duration(c.seconds, 1)})")
         if f is not None:
             L.append(f"    first failing patch {f.index}/{n}: {f.subject}")
             L.append(f"    {f.problem}")
@@ -1146,7 +1144,7 @@ def summary_text(r: BisectResult) -> str:
             booted = c.own_kernels
             L.append(f"    runtime: {c.kernels_passed}/{len(booted)} "
                      f"kernels passed the in-guest tests ({len(c.patches) - len(booted)} patches "
-                     f"without a kernel of their own), boots {_fmt(c.boot_seconds)}")
+                     f"without a kernel of their own), boots {duration(c.boot_seconds, 1)}")
             for p in c.boot_failures[:3]:
                 L.append(f"    patch {p.index}/{n} {p.subject}: {p.boot['verdict']}")
                 for f in p.boot["failures"][:2]:
@@ -1181,7 +1179,7 @@ def times_table(r: BisectResult) -> list:
         s = subj if len(subj) <= width else subj[:width - 3] + "..."
         L.append(f"  {i:>3} {s:<{width}}" + "".join(cells))
     L.append(f"  {'':>3} {'total (patches)':<{width}}"
-             + "".join(f" {_fmt(c.patch_seconds):>14}" for c in r.configs))
+             + "".join(f" {duration(c.patch_seconds, 1):>14}" for c in r.configs))
     return L
 
 
@@ -1201,7 +1199,7 @@ def main(argv=None) -> int:
     ap.add_argument("--baseline-src", type=Path,
                     help="tree with the baseline's content (default: exported from the repo)")
     ap.add_argument("--baseline-id", help="baseline identity for the build key")
-    ap.add_argument("--configs", default=",".join(DEFAULT_CONFIGS),
+    ap.add_argument("--configs", default=",".join(configtable.names("per-patch")),
                     help="comma-separated configurations (default: %(default)s)")
     ap.add_argument("--out-root", type=Path, help="where builds go (default: the cache's "
                                                   "build/bisect/)")

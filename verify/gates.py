@@ -1,6 +1,6 @@
 """All of `slabconv verify`'s checks together: one human summary, one JSON report.
 
-verify runs, on the series applied with git am (cli/pipeline.py):
+verify runs, on the series applied with git am (cli/checks.py):
 checkpatch on every patch (verify/checkpatch.py), page_slab() and the
 slab helpers on a value that can be NULL at every patch
 (verify/nullcheck.py), per configuration the
@@ -12,10 +12,13 @@ configuration (verify/bisect.py), the changed lines each build compiled
 slab's layout asserts on x86_64 and i386 with and without MEMCG
 (verify/layout.py); and, as a report that the verdict does not depend on,
 the readability of each patch's changed functions (verify/readability.py).
-Each check prints its own detailed report as it ends; `Gates` holds their
-results, `summary()` is the one summary printed last and `to_dict()` the
-JSON report (`write()`).  A check that was not run is
-listed with why (an option said so), never left out silently.
+Each check prints its own detailed report as it ends and fills its field
+of `Gates`, the one result; `verdict()` alone computes pass/fail per check
+and the problem list, `summary()` is the one summary printed last,
+`to_dict()` the JSON report (`write()`: runs/verify-<version>.json) and
+`records()` its parts that report/results.py records per series for the
+review and the mail.  A check that was not run is listed with why (an
+option said so), never left out silently.
 """
 from __future__ import annotations
 
@@ -26,14 +29,16 @@ from pathlib import Path
 from typing import Optional
 
 from base import atomic
+from base.log import duration
 from . import bisect
 
+# The parts of the JSON report recorded per series (records()): record name -> key.
+RECORDS = {"bisect": "bisect", "compiled-lines": "compiled_lines", "field-users": "field_users",
+           "residue": "residue", "layout": "layout", "checkpatch": "checkpatch",
+           "nullcheck": "nullcheck", "messages": "messages"}
+VERDICT_KEYS = ("ok", "kernel", "source", "patches", "seconds", "status", "problems", "not_run")
 CHECKS = ("checkpatch", "messages", "nullcheck", "builds", "per-patch", "object-code", "runtime",
           "compiled-lines", "field-users", "residue", "layout")
-
-
-def _fmt(s: float) -> str:
-    return f"{int(s // 60)}m{int(s % 60):02d}s" if s >= 60 else f"{s:.0f}s"
 
 
 def sparse_per_file(sr) -> list:
@@ -53,12 +58,15 @@ def sparse_per_file(sr) -> list:
 
 @dataclass
 class Gates:
+    """The one result of `slabconv verify`: every check fills its field (or
+    says in not_run why it did not run); verdict() alone decides."""
     kernel: str
     source: str
     patches: int
     builds: list = field(default_factory=list)     # verify.VerifyResult, the primary first
     bisect: Optional[object] = None                # verify.bisect.BisectResult
     compiled: Optional[object] = None              # verify.compiled.Report
+    coverage_failed: dict = field(default_factory=dict)   # config -> why its coverage build failed
     field_users: Optional[dict] = None
     field_users_none: str = "struct page keeps its slab members"   # why None: nothing to prove
     residue: Optional[object] = None               # verify.residue.ResidueResult
@@ -70,51 +78,91 @@ class Gates:
     messages: Optional[object] = None              # verify.messages.MessagesResult
     readability: Optional[object] = None           # verify.readability.ReadabilityResult (a report)
     not_run: dict = field(default_factory=dict)    # check -> why
-    problems: list = field(default_factory=list)
     seconds: float = 0.0
-    report: Optional[Path] = None
+    report: Optional[Path] = None                  # runs/verify-<version>.json
+    stamp: Optional[dict] = None                   # the series the results are recorded for
+
+    @property
+    def primary(self):
+        """The first configuration's build (verify.VerifyResult)."""
+        return self.builds[0] if self.builds else None
 
     @property
     def ok(self) -> bool:
-        return not self.problems
+        return not self.verdict()[1]
+
+    @property
+    def problems(self) -> list:
+        return self.verdict()[1]
 
     def status(self) -> dict:
-        """check -> 'ok' | 'FAIL' | 'not run: why'."""
-        def st(ok):
-            return "ok" if ok else "FAIL"
-        out = {}
-        for name in CHECKS:
+        """check -> 'ok' | 'FAIL' | 'not run: why' | 'nothing to prove (why)'."""
+        return self.verdict()[0]
+
+    def verdict(self) -> tuple:
+        """(check -> status, problems): the only place verify passes or fails.
+        A check that FAILs names at least one problem; no problem: PASS."""
+        status, problems = {}, []
+
+        def judge(name, ok, lines=(), missing="the check did not run"):
             if name in self.not_run:
-                out[name] = f"not run: {self.not_run[name]}"
-            elif name == "checkpatch":
-                out[name] = st(self.checkpatch is not None and self.checkpatch.ok)
-            elif name == "nullcheck":
-                out[name] = st(self.nullcheck is not None and self.nullcheck.ok)
-            elif name == "messages":
-                out[name] = st(self.messages is not None and self.messages.ok)
-            elif name == "builds":
-                out[name] = st(bool(self.builds) and all(_build_ok(b) for b in self.builds))
-            elif name == "per-patch":
-                out[name] = st(self.bisect is not None and all(
-                    c.first_failure is None and (c.ok or c.boot_failures or c.code_failures)
-                    for c in self.bisect.configs))
-            elif name == "object-code":
-                out[name] = "not run: per-patch not run" if self.bisect is None else \
-                    st(not any(c.code_failures for c in self.bisect.configs))
-            elif name == "runtime":
-                rt = [] if self.bisect is None else [c for c in self.bisect.configs if c.runtime]
-                out[name] = "not run: no runtime configuration" if not rt else \
-                    st(not any(c.boot_failures for c in rt))
-            elif name == "compiled-lines":
-                out[name] = st(self.compiled is not None and self.compiled.ok)
-            elif name == "field-users":
-                out[name] = f"nothing to prove ({self.field_users_none})" \
-                    if self.field_users is None else st(not self.field_users["left"])
-            elif name == "residue":
-                out[name] = st(self.residue is not None and not self.residue_gated)
-            elif name == "layout":
-                out[name] = st(self.layout is not None and self.layout.ok)
-        return out
+                status[name] = f"not run: {self.not_run[name]}"
+                return
+            status[name] = "ok" if ok else "FAIL"
+            if not ok:
+                problems.extend(lines or [f"[{name}] {missing}"])
+
+        for name in ("checkpatch", "messages", "layout"):
+            res = getattr(self, name)
+            judge(name, res is not None and res.ok,
+                  [f"[{name}] {p}" for p in (res.problems if res is not None else [])])
+        n = self.nullcheck
+        judge("nullcheck", n is not None and n.ok,
+              [f"[nullcheck] {p}" for p in (n.problems() if n is not None else [])])
+        judge("builds", bool(self.builds) and all(b.ok for b in self.builds),
+              [f"[{b.config}] {p}" for b in self.builds if not b.ok
+               for p in (b.problems or ["the check failed"])], "no kernel was built")
+        b = self.bisect
+        cs = [] if b is None else b.configs
+        if b is None:
+            judge("per-patch", False)
+        else:       # per-patch: every patch builds; its problems name code and boots too
+            status["per-patch"] = "ok" if all(c.first_failure is None and (
+                c.ok or c.boot_failures or c.code_failures) for c in cs) else "FAIL"
+            if not b.ok:
+                problems.extend(b.problems or ["[per-patch] the check failed"])
+        status["object-code"] = "not run: per-patch not run" if b is None else \
+            "ok" if not any(c.code_failures for c in cs) else "FAIL"
+        rt = [c for c in cs if c.runtime]
+        status["runtime"] = "not run: no runtime configuration" if not rt else \
+            "ok" if not any(c.boot_failures for c in rt) else "FAIL"
+        judge("compiled-lines", self.compiled is not None and self.compiled.ok,
+              self._compiled_problems())
+        fu = self.field_users
+        if "field-users" not in self.not_run and fu is None:
+            status["field-users"] = f"nothing to prove ({self.field_users_none})"
+        else:
+            judge("field-users", not fu["left"] if fu else False,
+                  [f"slab member(s) of struct page still used after the series in "
+                   f"{', '.join(sorted(fu['left']))}"] if fu else [])
+        gated = self.residue_gated
+        judge("residue", self.residue is not None and not gated,
+              [f"[residue] the check did not run: {self.residue_error or 'no report'}"]
+              if self.residue is None else
+              [f"{len(gated)} struct page use(s) NOT allowed in converted file(s) "
+               f"{', '.join(sorted({c.finding.file for c in gated}))}"])
+        return {name: status[name] for name in CHECKS}, problems
+
+    def _compiled_problems(self) -> list:
+        c = self.compiled
+        if c is None:
+            return []
+        out = [f"[{cfg}] {msg}" for cfg, msg in self.coverage_failed.items()]
+        if c.missed:
+            out.append(f"{c.missed} changed code line(s) compiled by no build")
+        elif c.errors and not self.coverage_failed:
+            out.append(f"changed lines: {len(c.errors)} preprocessing error(s): {c.errors[0]}")
+        return out or ["the changed-lines check failed"]
 
     def unproven(self, not_asked=()) -> dict:
         """check -> status, for every check that did not run and pass: each
@@ -134,9 +182,11 @@ class Gates:
     # ---- the human summary ---------------------------------------------------------
 
     def summary(self) -> str:
+        status, problems = self.verdict()
+        verdict = "FAIL" if problems else "PASS"
         L = [f"==== verify: Linux {self.kernel} ({self.source}), {self.patches} patches: "
-             f"{'PASS' if self.ok else 'FAIL'} ({_fmt(self.seconds)}) ===="]
-        L.append("  " + "; ".join(f"{k} {v}" for k, v in self.status().items()))
+             f"{verdict} ({duration(self.seconds)}) ===="]
+        L.append("  " + "; ".join(f"{k} {v}" for k, v in status.items()))
         L += self._checkpatch_lines()
         L += ([self.messages.summary()] if self.messages is not None
               else [f"messages: {self.not_run.get('messages', 'not run')}"])
@@ -147,10 +197,10 @@ class Gates:
         L += self._build_lines() + self._bisect_lines()
         L += self._compiled_lines()
         L += self._field_user_lines() + self._residue_lines() + self._layout_lines()
-        if self.problems:
+        if problems:
             L.append("problems:")
-            L.extend(f"  {p.splitlines()[0]}" for p in self.problems)
-        L.append(f"verify: {'PASS' if self.ok else 'FAIL'}"
+            L.extend(f"  {p.splitlines()[0]}" for p in problems)
+        L.append(f"verify: {verdict}"
                  + (f"; JSON report {self.report}" if self.report else ""))
         return "\n".join(L)
 
@@ -187,9 +237,10 @@ class Gates:
             if b.patched is None or not b.patched.ok:
                 L.append(f"  {b.config:<13} FAIL  patched kernel does not build")
                 continue
-            base = f"baseline {_fmt(b.baseline.seconds)}{' (reused)' if b.baseline_reused else ''}"
-            L.append(f"  {b.config:<13} {'OK  ' if _build_ok(b) else 'FAIL'}  {base}, patched "
-                     f"{_fmt(b.patched.seconds)} ({b.patched.compiled} objects); compiler "
+            base = (f"baseline {duration(b.baseline.seconds)}"
+                    f"{' (reused)' if b.baseline_reused else ''}")
+            L.append(f"  {b.config:<13} {'OK  ' if b.ok else 'FAIL'}  {base}, patched "
+                     f"{duration(b.patched.seconds)} ({b.patched.compiled} objects); compiler "
                      f"warnings {len(b.baseline.warnings)} -> {len(b.patched.warnings)}, "
                      f"{len(b.new_warnings)} new")
             rows = sparse_per_file(b.sparse)
@@ -281,12 +332,14 @@ class Gates:
     # ---- the JSON report -------------------------------------------------------------
 
     def to_dict(self) -> dict:
+        """The JSON report (runs/verify-<version>.json); records() are its parts."""
         def d(x):
             return None if x is None else x.to_dict()
+        status, problems = self.verdict()
         return {
-            "ok": self.ok, "kernel": self.kernel, "source": self.source,
+            "ok": not problems, "kernel": self.kernel, "source": self.source,
             "patches": self.patches, "seconds": round(self.seconds, 1),
-            "status": self.status(), "problems": self.problems, "not_run": self.not_run,
+            "status": status, "problems": problems, "not_run": self.not_run,
             "checkpatch": d(self.checkpatch),
             "nullcheck": d(self.nullcheck),
             "messages": d(self.messages),
@@ -304,6 +357,16 @@ class Gates:
             "layout": d(self.layout),
         }
 
+    def records(self) -> dict:
+        """name -> data of the results report/results.py records for the series:
+        each a part of to_dict() (RECORDS), "verify" its verdict and
+        "verify-<config>" each build; the review and the mail read these."""
+        d = json.loads(json.dumps(self.to_dict(), default=str))
+        out = {"verify": {k: d[k] for k in VERDICT_KEYS}}
+        out.update({f"verify-{c}": b for c, b in d["builds"].items()})
+        out.update({name: d[key] for name, key in RECORDS.items() if d[key] is not None})
+        return out
+
     def write(self, path: Path) -> Path:
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -311,7 +374,3 @@ class Gates:
         atomic.write_text(path, json.dumps(self.to_dict(), indent=1, default=str) + "\n")
         return path
 
-
-def _build_ok(b) -> bool:
-    return bool(b.patched is not None and b.patched.ok and not b.new_warnings
-                and (b.sparse is None or b.sparse.ok))

@@ -35,60 +35,16 @@ from pathlib import Path
 from base import log
 from base.log import SlabconvError
 from base.proc import run
+from . import configtable
 
 
 CONFIGS_DIR = Path(__file__).resolve().parent / "configs"
 STAMP = ".slabconv-config.json"
 
-# Named configurations: name -> (ARCH, fragments merged on top of tinyconfig,
-# in order).  Adding a configuration is one line here (plus its fragments).
-CONFIGS = {
-    # The allocators' guests (and per-patch builds) carry fault injection and
-    # lib/test_meminit.c (configs/faultinject.config; failslab.config for
-    # SLAB and SLUB, the allocators that have should_failslab()); the slub
-    # guest also the SLUB KUnit suite where the kernel has it (5.14+).
-    "slub": ("x86_64", ["base-x86_64", "slub", "faultinject", "failslab", "slub-kunit"]),
-    "slub-nodebug": ("x86_64", ["base-x86_64", "slub", "slub-nodebug", "faultinject",
-                                "failslab"]),
-    "slab": ("x86_64", ["base-x86_64", "slab", "faultinject", "failslab"]),
-    "kasan": ("x86_64", ["base-x86_64", "slub", "kasan"]),
-    "mm-users": ("x86_64", ["base-x86_64", "slub", "mm-users"]),
-    "slob": ("x86_64", ["base-x86_64", "slob", "faultinject"]),
-    "slub-tiny": ("x86_64", ["base-x86_64", "slub-tiny"]),
-    "iommu": ("x86_64", ["base-x86_64", "slub", "iommu"]),
-    # The boot matrix's 32-bit guest: the slub kernel on i386 (4-byte words,
-    # struct slab's i386 layout), booted with qemu-system-i386.
-    "slub-i386": ("i386", ["base-x86_64", "arch-i386", "slub"]),
-    # The memory model whose page_to_pfn() and page_to_nid() read the section
-    # and the node from the page flags (the series' pgflags_*() patches): i386
-    # with classic SPARSEMEM and NUMA (configs/sparsemem-numa.config); SLUB's
-    # NUMA paths and, the one SLUB build without it, its in-order freelist.
-    "sparsemem-i386": ("i386", ["base-x86_64", "arch-i386", "slub", "sparsemem-numa",
-                                "no-random-freelist"]),
-    # More sides of the slab code's #ifdefs, for verify's changed-lines
-    # coverage (verify/compiled.py): SLAB without debugging, with KASAN;
-    # SLOB with NUMA, zsmalloc and memory hotplug.
-    "slab-kasan": ("x86_64", ["base-x86_64", "slab-kasan"]),
-    "slob-numa": ("x86_64", ["base-x86_64", "slob", "numa", "mm-users"]),
-    # verify/layout.py: struct slab's static_asserts on both word sizes, with
-    # and without the memcg word (tinyconfig + SLUB; no boot options needed).
-    "layout-x86_64": ("x86_64", ["arch-x86_64", "layout-base", "slub", "memcg"]),
-    "layout-x86_64-nomemcg": ("x86_64", ["arch-x86_64", "layout-base", "slub", "nomemcg"]),
-    "layout-i386": ("i386", ["arch-i386", "layout-base", "slub", "memcg"]),
-    "layout-i386-nomemcg": ("i386", ["arch-i386", "layout-base", "slub", "nomemcg"]),
-}
-
-# A configuration applies to a tree only if its Kconfig defines these symbols
-# (the allocator it is about).  What the kernel history says is added to the
-# reason.
-REQUIRES = {
-    "slab": ("SLAB",),
-    "slob": ("SLOB",),
-    "slub-tiny": ("SLUB_TINY",),
-    "kasan": ("KASAN", "KASAN_GENERIC"),
-    "slab-kasan": ("SLAB", "KASAN", "KASAN_GENERIC"),
-    "slob-numa": ("SLOB",),
-}
+# Named configurations: verify/configs.toml (verify/configtable.py): each
+# one's ARCH, the fragments merged on top of tinyconfig and the Kconfig
+# symbols a tree must define for it to apply.  What the kernel history says
+# of those symbols is added to the reason.
 HISTORY = {
     "SLAB": "SLAB was removed in Linux 6.8",
     "SLOB": "SLOB was removed in Linux 6.4",
@@ -138,8 +94,7 @@ def kconfig_symbols(src, names) -> set:
 def applicable(name: str, src) -> tuple:
     """(True, '') if configuration `name` can be built from tree `src`, else
     (False, why): a symbol it is about is not in the tree's Kconfig."""
-    _lookup(name)
-    need = REQUIRES.get(name, ())
+    need = configtable.get(name).requires
     missing = [s for s in need if s not in kconfig_symbols(src, need)]
     if not missing:
         return True, ""
@@ -175,24 +130,16 @@ def expand(fragments, version: str = "") -> list:
 
 
 def config_names() -> list:
-    return sorted(CONFIGS)
+    return configtable.all_names()
 
 
 def config_fragments(name: str, version: str = "") -> list:
     """The fragments of a configuration; with `version`, its overlays too."""
-    return expand(_lookup(name)[1], version)
+    return expand(configtable.get(name).fragments, version)
 
 
 def config_arch(name: str) -> str:
-    return _lookup(name)[0]
-
-
-def _lookup(name: str):
-    try:
-        return CONFIGS[name]
-    except KeyError:
-        raise SlabconvError(f"unknown kernel config '{name}' "
-                            f"(known: {', '.join(config_names())})", exit_code=2)
+    return configtable.get(name).arch
 
 
 def fragment_path(name: str) -> Path:
@@ -313,11 +260,11 @@ def _label(p: Path) -> str:
 def configure_named(src, out, name: str, **kw) -> Path:
     """configure() with a named configuration; NotApplicable (exit 2) when
     the tree does not have what it is about (applicable())."""
-    arch, frags = _lookup(name)
+    c = configtable.get(name)
     ok, why = applicable(name, src)
     if not ok:
         raise NotApplicable(why)
-    return configure(src, out, frags, arch=arch, **kw)
+    return configure(src, out, list(c.fragments), arch=c.arch, **kw)
 
 
 def _check(requested: dict, dotconfig: Path, fragments) -> None:

@@ -15,8 +15,8 @@ shorts on 32-bit) and with CONFIG_MEMCG (the memcg word and its assert).
 So `make prepare` (its arch/x86/kernel/asm-offsets.c already includes the
 header) and the objects that include it (mm/slab_common.o, and mm/slub.o,
 the main user of struct slab) are built with `make -k` in four
-configurations, tinyconfig + SLUB (+ SYSFS and SMP, which SLUB_DEBUG and
-SLUB_CPU_PARTIAL need):
+configurations (verify/configs.toml's layout set), tinyconfig + SLUB (+ SYSFS
+and SMP, which SLUB_DEBUG and SLUB_CPU_PARTIAL need):
 
     layout-x86_64           x86_64, MEMCG
     layout-x86_64-nomemcg   x86_64, no MEMCG
@@ -61,10 +61,9 @@ from base import log as slog
 from base.cliutil import comma_list, write_json
 from base.log import guarded, SlabconvError
 from base.paths import cache_dir
-from . import config_lock, kbuild, kconfig, tree as T, warnings as W
+from . import config_lock, configtable, kbuild, kconfig, tree as T, warnings as W
 
 
-COMBOS = ("layout-x86_64", "layout-x86_64-nomemcg", "layout-i386", "layout-i386-nomemcg")
 OBJECTS = ("mm/slab_common.o", "mm/slub.o")
 HEADER = "include/linux/mm_types.h"
 # Where struct slab's asserts may be: mm_types.h after this series (as in
@@ -516,14 +515,16 @@ def find_header(tree: Path) -> tuple:
     return None, []
 
 
-def check(tree, out_root, combos=COMBOS, objects=OBJECTS, *, jobs: int = 2,
+def check(tree, out_root, combos=None, objects=OBJECTS, *, jobs: int = 2,
           report: bool = True, base=None, changed=None) -> LayoutResult:
     """The layout check of the patched kernel tree `tree` (only read) in each
-    configuration of `combos`; builds under out_root/layout/.  base: the
+    configuration of `combos` (default: verify/configs.toml's layout set);
+    builds under out_root/layout/.  base: the
     tree the patched one was made from (hard-linked, so it must never be
     modified), changed: the files where they differ (else found by
     comparison); without base the tree is copied (see prepare_tree)."""
     t0 = time.monotonic()
+    combos = configtable.names("layout") if combos is None else combos
     tree = Path(tree).resolve()
     out_root = Path(out_root).resolve()
     if not (tree / "Makefile").is_file() or not (tree / HEADER).is_file():
@@ -549,34 +550,10 @@ def check(tree, out_root, combos=COMBOS, objects=OBJECTS, *, jobs: int = 2,
     return r
 
 
-def seed(from_root, to_root) -> Path:
-    """to_root/layout = a copy of from_root/layout's builds (the source a
-    hard-link snapshot, each O= dir a real copy with its absolute paths
-    rewritten): a check of another tree under to_root then only rebuilds
-    what differs.  For planted-defect tests."""
-    import subprocess
-    src = Path(from_root).resolve() / DIR_NAME / "tree"
-    dst_work = Path(to_root).resolve() / DIR_NAME
-    dst = dst_work / "tree"
-    if not (src / "Makefile").is_file():
-        raise SlabconvError(f"no layout build in {from_root} to copy", exit_code=2)
-    odirs = _o_dirs(src)
-    T.snapshot(src, dst, skip=odirs)
-    if (src.parent / STAMP).is_file():
-        (dst_work / STAMP).write_text((src.parent / STAMP).read_text())
-    for o in odirs:
-        cp = subprocess.run(["cp", "-a", "--reflink=auto", str(src / o), str(dst / o)],
-                            stderr=subprocess.PIPE, text=True)
-        if cp.returncode != 0:
-            raise SlabconvError(f"cannot copy {src / o}: {cp.stderr.strip()}")
-        T.relocate(dst / o, src, dst)
-    return dst
-
-
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """The options `python3 -m verify.layout` and `slabconv layout` share."""
-    p.add_argument("--configs", default=",".join(COMBOS),
-                   help="combinations to build, comma-separated (verify/kconfig.py; "
+    p.add_argument("--configs", default=",".join(configtable.names("layout")),
+                   help="combinations to build, comma-separated (verify/configs.toml; "
                         "default: %(default)s)")
     p.add_argument("--objects", default=",".join(OBJECTS),
                    help="objects to compile, comma-separated (default: %(default)s)")

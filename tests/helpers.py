@@ -1,0 +1,62 @@
+"""Helpers only the tests use: one guest booted alone (the product boots
+through the boot matrix, cli/boots.py) and a layout build copied for a
+planted-defect check."""
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import boot
+from base import paths
+from base.log import SlabconvError
+from cli import boots
+from verify import layout, tree as T
+
+
+def boot_config(vr, run_name: str, cmdline_extra: str = "", variant: str = ""):
+    """Boot the patched kernel of one verified configuration (vr: a
+    verify.VerifyResult) with the guest tests, in one of its variants, in
+    cache/boot/runs/<run_name>/; the BootResult."""
+    if variant not in boots.boot_variants(vr.config):
+        raise SlabconvError(f"boot: configuration {vr.config} has no variant {variant!r}",
+                            exit_code=2)
+    res = boot.run(vr.patched.image, vr.patched_out, vr.patched_src,
+                   paths.cache_dir("boot", "runs", run_name),
+                   **boots.boot_args(vr.config, cmdline_extra),
+                   **boots.variant_options(vr.config, variant))
+    print(f"[{boots.boot_name(vr.config, variant)}] " + res.summary())
+    return res
+
+
+def seed_layout(from_root, to_root) -> Path:
+    """to_root/layout = a copy of from_root/layout's builds (the source a
+    hard-link snapshot, each O= dir a real copy with its absolute paths
+    rewritten): a check of another tree under to_root then only rebuilds
+    what differs."""
+    src = Path(from_root).resolve() / layout.DIR_NAME / "tree"
+    dst_work = Path(to_root).resolve() / layout.DIR_NAME
+    dst = dst_work / "tree"
+    if not (src / "Makefile").is_file():
+        raise SlabconvError(f"no layout build in {from_root} to copy", exit_code=2)
+    odirs = layout._o_dirs(src)
+    T.snapshot(src, dst, skip=odirs)
+    if (src.parent / layout.STAMP).is_file():
+        (dst_work / layout.STAMP).write_text((src.parent / layout.STAMP).read_text())
+    for o in odirs:
+        subprocess.run(["cp", "-a", "--reflink=auto", str(src / o), str(dst / o)], check=True)
+        T.relocate(dst / o, src, dst)
+    return dst
+
+
+def table_with(tmp_path, monkeypatch, extra: str) -> Path:
+    """verify/configs.toml copied into tmp_path with `extra` (TOML) appended,
+    its fragments beside it as in verify/; every consumer reads the copy
+    until the test ends."""
+    from verify import configtable
+    d = Path(tmp_path) / "configtable"
+    d.mkdir()
+    (d / "configs").symlink_to(configtable.TABLE_FILE.parent / "configs")
+    f = d / "configs.toml"
+    f.write_text(configtable.TABLE_FILE.read_text() + "\n" + extra)
+    monkeypatch.setattr(configtable, "TABLE_FILE", f)
+    return f
