@@ -47,6 +47,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from base import atomic, paths
+from base.cliutil import add_command as add_command_parser
 from base.log import info, SlabconvError
 from regen import (comments, declsplit, kerneldoc, manifest as M, members, series as S,
     spatch, template, tidy)
@@ -573,8 +574,13 @@ def cmd_attribute(args) -> int:
 
 
 def add_command(sub) -> None:
-    p = sub.add_parser("attribute", help="attribute every hunk of the series to the rule "
-                                         "instance that made it (each step run alone)")
+    p = add_command_parser(
+        sub, "attribute", "attribute every hunk of the series to the rule instance that made "
+                          "it (each step run alone)",
+        "Replay each manifest entry from its patch's pre-image with every rule file run\n"
+        "alone and record which run made each hunk (runs/attribution-<version>/); the\n"
+        "review page attributes hunks by these records.",
+        "slabconv attribute --kernel 5.10 --jobs 2")
     p.add_argument("--kernel", "-k", default=None,
                    help=f"kernel version of the series (default {paths.DEFAULT_KERNEL})")
     p.add_argument("--tree", default=None, help="the series regenerated for this tree of yours")

@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from base import atomic, paths
+from base.cliutil import add_command as add_command_parser
 from base.log import info, SlabconvError
 from regen.series import series_date
 from regen.source import resolve, series_dir
@@ -335,8 +336,13 @@ def cmd_range_diff(args) -> int:
 
 
 def add_command(sub) -> None:
-    p = sub.add_parser("range-diff", help="git range-diff between two generations of a series "
-                                          "(or the series of two kernels)")
+    p = add_command_parser(
+        sub, "range-diff", "git range-diff between two generations of a series (or the series "
+                           "of two kernels)",
+        "Apply two series with git am (each onto its own baseline) and run git\n"
+        "range-diff between them: the committed one and the working copy's, two\n"
+        "directories, or the series of two kernels.",
+        "slabconv range-diff --old HEAD~3 --output /tmp/rd.txt")
     p.add_argument("--kernel", "-k", default=None,
                    help=f"kernel version of the new series (default {paths.DEFAULT_KERNEL})")
     p.add_argument("--tree", default=None,

@@ -81,3 +81,37 @@ def test_launcher_from_another_directory(tmp_path):
     r = subprocess.run([str(REPO / "slabconv"), "regen", "--help"], cwd=tmp_path,
                        capture_output=True, text=True)
     assert r.returncode == 0 and "usage: slabconv regen" in r.stdout
+
+
+def help_gaps(ap) -> list[str]:
+    """Every subcommand of `ap` whose --help lacks a description, an example
+    (`example:` then `  slabconv <name>`) or the exit codes."""
+    import argparse
+    from base.cliutil import EXIT_CODES
+    sub = next(a for a in ap._actions if isinstance(a, argparse._SubParsersAction))
+    gaps = []
+    for name, p in sub.choices.items():
+        text = p.format_help()
+        desc = (p.description or "").strip()
+        if not desc or desc.splitlines()[0] not in text:
+            gaps.append(f"{name}: no description")
+        if f"example:\n  slabconv {name}" not in text:
+            gaps.append(f"{name}: no example")
+        if EXIT_CODES not in text:
+            gaps.append(f"{name}: no exit codes")
+    return gaps
+
+
+def test_every_subcommand_says_what_it_does_with_an_example_and_the_exit_codes():
+    import argparse
+    from base.cliutil import add_command
+    from cli import main
+    ap = main.build_parser()
+    assert help_gaps(ap) == []
+    sub = next(a for a in ap._actions if isinstance(a, argparse._SubParsersAction))
+    assert {"fetch", "regen", "verify", "boot", "all", "bench", "layout", "checkpatch",
+            "residue", "reference", "review", "mail", "range-diff", "attribute"} <= set(sub.choices)
+    # planted: a subcommand without them, and one with all three
+    sub.add_parser("bare", help="x")
+    add_command(sub, "good", "x", "Does x.", "slabconv good --y")
+    assert help_gaps(ap) == ["bare: no description", "bare: no example", "bare: no exit codes"]
