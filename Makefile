@@ -4,7 +4,7 @@
 #   KERNEL=<version>  packaged kernel (5.10, 6.1, 6.12); default 5.10
 #   TREE=<dir>        a kernel tree of yours instead (never modified)
 #   SLABCONV_CACHE    where trees, builds and logs go (default ~/.cache/slabconv)
-#   CONFIG=<a,b>      kernel configs to build and boot (verify/configs; default slub,slab,slob;
+#   CONFIG=<a,b>      kernel configs to build and boot (verify/configs.toml; default slub,slab,slob;
 #                     boot and all: slub,slab,slob,slub-i386); CONFIG=+kasan / +iommu adds to it
 #   BISECT=<a,b>      configs in which `make verify` builds every patch on its own
 #                     (default slub,slub-nodebug,slab,slob; also kasan, mm-users, iommu; none)
