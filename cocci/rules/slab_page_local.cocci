@@ -2,9 +2,15 @@
 /// A function that takes slab_page() of the same slab more than twice holds
 /// the page in a local instead: struct page *page = slab_page(slab); as its
 /// first declaration (with a blank line after it when the body has no
-/// declarations), and each slab_page(slab) becomes page.  A function with a
-/// preprocessor conditional between its start and a use is left as it is
-/// (the local would be unused where the conditional leaves the uses out).
+/// declarations), and each slab_page(slab) becomes page.  Under a
+/// preprocessor conditional: when at least one use is outside every
+/// conditional of the function, the local goes at the top as above (it is
+/// used whatever the configuration); when every use is inside the one
+/// conditional block the body starts with, the local is that block's first
+/// declaration; otherwise the function is left as it is (the local would be
+/// unused where a conditional leaves the uses out).  The local goes into
+/// the definition the uses were counted in, not into another definition of
+/// the same name (a stub under #else).
 ///
 /// The slab must be a parameter that the function never assigns, nor hands
 /// to an iterator such as list_for_each_entry() (a page taken before an
@@ -114,8 +120,61 @@ uf(..., struct slab *us, ...) {
 
 @initialize:python@
 @@
+import re as spl_re
 spl_seen = {}
 spl_taken = set()
+spl_file = {}
+# (file, line, column) of the name of each function that gets the local
+# at its top, and (file, line) of the declaration it goes before when it
+# goes into the conditional block the body starts with
+spl_top = set()
+spl_inblock = set()
+spl_at = {}
+spl_slab = {}
+
+def spl_seen_slab(pb, v):
+    return spl_slab.get((pb[0].file, pb[0].line)) == str(v)
+
+def spl_stacks(lines, start, uses):
+    """The conditional blocks open at each use line (1-based), counted
+    from the function's first line `start`: a tuple of block numbers."""
+    out, stack, n = {}, [], 0
+    last = max(uses)
+    for i in range(start, last + 1):
+        if i in uses:
+            out[i] = tuple(stack)
+        t = lines[i - 1].lstrip()
+        if spl_re.match(r"#\s*if", t):
+            n += 1
+            stack.append(n)
+        elif spl_re.match(r"#\s*(else|elif)", t) and stack:
+            n += 1
+            stack[-1] = n
+        elif spl_re.match(r"#\s*endif", t) and stack:
+            stack.pop()
+    return out
+
+def spl_place(path, fline, uses):
+    """'top', ('block', line of the declaration the local goes before),
+    or None (left alone)."""
+    with open(path) as f:
+        lines = f.read().splitlines()
+    st = spl_stacks(lines, fline, set(uses))
+    if any(not s for s in st.values()):
+        return "top"
+    i = fline
+    while i <= len(lines) and "{" not in lines[i - 1]:
+        i += 1
+    rest = [(k, lines[k - 1]) for k in range(i + 1, len(lines) + 1) if lines[k - 1].strip()]
+    if len(rest) < 2 or not spl_re.match(r"\s*#\s*if", rest[0][1]):
+        return None
+    if not all(s and s[0] == 1 for s in st.values()):
+        return None
+    k, first = rest[1]
+    if not spl_re.match(r"\s*(?:const\s+)?(?:struct\s+\w+|unsigned|signed|int|long|char|void|bool"
+                        r"|short|u8|u16|u32|u64|\w+_t)\b[^;(]*[=;]", first):
+        return None
+    return ("block", k)
 
 @spl_uses exists@
 identifier fn, s;
@@ -134,13 +193,8 @@ s << spl_uses.s;
 p << spl_uses.p;
 pf << spl_uses.pf;
 @@
-spl_seen.setdefault((fn, s), set()).add((p[0].line, p[0].column))
-# a preprocessor conditional between the definition and a use: the local
-# could be unused where the conditional leaves the uses out
-with open(pf[0].file) as spl_f:
-    spl_lines = spl_f.read().splitlines()[int(pf[0].line):int(p[0].line)]
-if any(l.lstrip().startswith("#if") for l in spl_lines):
-    spl_taken.add((fn, s))
+spl_key = (fn, s, pf[0].file, pf[0].line, pf[0].column)
+spl_seen.setdefault(spl_key, set()).add((int(p[0].line), int(p[0].column)))
 
 @spl_assigned exists@
 identifier spl_uses.fn;
@@ -205,18 +259,32 @@ spl_taken.add((fn, None))
 @script:python spl_sel@
 fn << spl_uses.fn;
 s << spl_uses.s;
+pf << spl_uses.pf;
 f;
 v;
 @@
-if len(spl_seen.get((fn, s), ())) < 3 or (fn, s) in spl_taken or (fn, None) in spl_taken:
+spl_key = (fn, s, pf[0].file, pf[0].line, pf[0].column)
+spl_where = None
+spl_twins = [k for k in spl_seen if k[:3] == spl_key[:3] and k != spl_key]
+if len(spl_seen.get(spl_key, ())) >= 3 and (fn, s) not in spl_taken \
+        and (fn, None) not in spl_taken and not spl_twins:
+    spl_where = spl_place(pf[0].file, int(pf[0].line), [l for l, _ in spl_seen[spl_key]])
+if spl_where is None:
     cocci.include_match(False)
 else:
+    if spl_where == "top":
+        spl_top.add((pf[0].file, pf[0].line, pf[0].column))
+    else:
+        spl_inblock.add((pf[0].file, str(spl_where[1])))
+        spl_at[(pf[0].file, str(spl_where[1]))] = (pf[0].file, pf[0].line, pf[0].column)
+        spl_slab[(pf[0].file, str(spl_where[1]))] = s
     coccinelle.f = fn
     coccinelle.v = s
 
 // The local goes first, as in the seeds; a body that starts with a
 // statement gets a blank line after it.  (`when any`: the other
-// declarations match d too.)
+// declarations match d too.)  Each rule below names the definition by the
+// position of its name, so a same-named stub under #else is not touched.
 @initialize:python@
 @@
 spl_has_decl = set()
@@ -225,17 +293,18 @@ spl_has_decl = set()
 identifier spl_sel.f;
 declaration d;
 position p0;
+position pf : script:python() { (pf[0].file, pf[0].line, pf[0].column) in spl_top };
 @@
-f(...) {
+f@pf(...) {
   d@p0
   ... when any
 }
 
 @script:python spl_first_seen@
-f << spl_sel.f;
+pf << spl_first.pf;
 p0 << spl_first.p0;
 @@
-spl_has_decl.add(f)
+spl_has_decl.add((pf[0].file, pf[0].line, pf[0].column))
 
 @script:python spl_ok@
 f << spl_sel.f;
@@ -250,7 +319,7 @@ coccinelle.u = v
 @spl_decl depends on patch@
 identifier spl_ok.h;
 identifier spl_ok.u;
-position pd;
+position pd : script:python() { (pd[0].file, pd[0].line, pd[0].column) in spl_has_decl };
 @@
 h@pd(...) {
 + struct page *page = slab_page(u);
@@ -290,16 +359,14 @@ v << spl_sel.v;
 hb;
 ub;
 @@
-if f in spl_has_decl:
-    cocci.include_match(False)
-else:
-    coccinelle.hb = f
-    coccinelle.ub = v
+coccinelle.hb = f
+coccinelle.ub = v
 
 @spl_decl_bare depends on patch@
 identifier spl_ok_bare.hb;
 identifier spl_ok_bare.ub;
-position pd;
+position pd : script:python() { (pd[0].file, pd[0].line, pd[0].column) in spl_top
+                                and (pd[0].file, pd[0].line, pd[0].column) not in spl_has_decl };
 @@
 hb@pd(...) {
 + struct page *page = slab_page(ub);
@@ -320,6 +387,50 @@ coccinelle.w = v
 @spl_use_bare depends on patch@
 identifier spl_declared_bare.g;
 identifier spl_declared_bare.w;
+@@
+g(...) {
+  <...
+(
+  struct page *page = slab_page(w);
+|
+- slab_page(w)
++ page
+)
+  ...>
+}
+
+// every use inside the conditional block the body starts with: the local
+// is the block's first declaration (a declaration under a conditional is
+// not matched in the context of its function, so the rule names its line)
+@spl_decl_block depends on patch@
+identifier spl_sel.v;
+identifier x;
+type T;
+expression E;
+position pb : script:python(v) { (pb[0].file, pb[0].line) in spl_inblock
+                                 and spl_seen_slab(pb, v) };
+@@
+(
++ struct page *page = slab_page(v);
+  T x@pb = E;
+|
++ struct page *page = slab_page(v);
+  T x@pb;
+)
+
+@script:python spl_declared_block@
+f << spl_sel.f;
+v << spl_sel.v;
+pb << spl_decl_block.pb;
+g;
+w;
+@@
+coccinelle.g = f
+coccinelle.w = v
+
+@spl_use_block depends on patch@
+identifier spl_declared_block.g;
+identifier spl_declared_block.w;
 @@
 g(...) {
   <...

@@ -50,8 +50,8 @@ static void local_slab(void *object)
 		put_page(slab_page(slab));
 }
 
-/* the declarations under a conditional: left alone (the local would be
- * unused where the conditional leaves the uses out) */
+/* under a conditional, twice only: left alone (conditional.c has the
+ * functions under a conditional that take it more often) */
 static void list_objects(struct kmem_cache *s, struct slab *slab)
 {
 #ifdef CONFIG_SLUB_DEBUG
