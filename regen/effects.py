@@ -179,14 +179,16 @@ def converted(kind: str, function: str, srcs: list[str], to: str = "slab") -> bo
     return False
 
 
-_PAGE_LOCAL = re.compile(r"\bstruct\s+page\s*\*\s*\w+\s*=\s*slab_page\(")
+_PAGE_LOCAL = re.compile(r"\bstruct\s+page\s*\*\s*\w+\s*=\s*slab_page\("
+                         r"|^\s*\w+\s*=\s*slab_page\(\w+\);", re.M)
 
 
 def wants_locals(src: str) -> bool:
-    """Whether cocci/rules/slab_page_local.cocci or page_slab_local.cocci
-    can change `src`: some function takes slab_page() of one name three
-    times or more, or page_slab() of one name twice or more, or a page local
-    holds slab_page() (it may fold back).  Saves their spatch run in the
+    """Whether cocci/rules/slab_page_follow.cocci, slab_page_local.cocci or
+    page_slab_local.cocci can change `src`: some function takes slab_page()
+    of one name three times or more, or page_slab() of one name twice or
+    more, or a page local holds slab_page() or follows a slab (it may fold
+    back or go).  Saves their spatch run in the
     entries where they have nothing to do."""
     s = strip_comments(src)
     if _PAGE_LOCAL.search(s):

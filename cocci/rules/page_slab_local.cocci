@@ -4,14 +4,22 @@
 /// declaration, slab = page_slab(page); where the page is known not to be
 /// NULL, and each later page_slab(page) becomes slab.  page_slab() reads
 /// the page (compound_head()), so the local is set only where it cannot be
-/// NULL: right after page = virt_to_head_page(...), or after a NULL test
-/// that returns.  A call on the page that a test of it guards just before
+/// NULL: right after page = virt_to_head_page(...), after a NULL test
+/// that returns, or after a NULL test whose branch gets the page again and
+/// leaves the function or jumps to a label when that fails too
+/// (allocate_slab()'s retry at a lower order:
+/// `if (!page) { ... page = f(...); if (!page) goto out; ... }`).  A call on the page that a test of it guards just before
 /// that NULL test, `if (page) f(page_slab(page)); if (!page) return R;`,
 /// moves after the test first (it runs exactly when it did).
 ///
 /// The page must be a local the function declares as struct page *page;
 /// and does not assign after that point; the function must not use the
-/// name slab already.  Uses before that point keep page_slab().
+/// name slab already.  Uses before that point keep page_slab().  A label
+/// between that point and a later use is a way around the slab's
+/// assignment: the function is left alone unless every goto to the label
+/// is the failure of a NULL test of the page and a NULL test of the page
+/// that returns comes after the label (so a use there is reached only
+/// through the assignment).
 //
 // Confidence: High (the local holds the value every replaced use computed)
 // Options: --no-includes
@@ -89,13 +97,68 @@ ff(...) {
 
 @initialize:python@
 @@
+import re as psl_re
+
+def psl_labels_ok(path, first, page, last):
+    """Every label between lines first and last (1-based) is reached by
+    gotos only on the failure of a NULL test of the page, and a NULL test
+    of the page that returns follows it before any other statement that
+    uses the page."""
+    with open(path) as fh:
+        lines = fh.read().splitlines()
+    start = first
+    while start > 1 and not psl_re.match(r"[A-Za-z_]", lines[start - 1]):
+        start -= 1
+    end = first
+    while end < len(lines) and lines[end - 1] != "}":
+        end += 1
+    null = r"\s*if \((?:unlikely\()?!%s\)?\)" % psl_re.escape(page)
+    for k in range(first, last):
+        m = psl_re.match(r"(\w+):\s*$", lines[k - 1])
+        if not m:
+            continue
+        label = m.group(1)
+        for i in range(start, end + 1):
+            if psl_re.search(r"\bgoto %s;" % label, lines[i - 1]):
+                here = lines[i - 1]
+                prev = lines[i - 2] if i > 1 else ""
+                if not (psl_re.match(null + r"\s*goto", here)
+                        or (psl_re.match(null + r"\s*$", prev) and here.strip() == "goto %s;" % label)):
+                    return False
+        guarded = False
+        for i in range(k + 1, last + 1):
+            s = lines[i - 1]
+            if psl_re.match(null + r"\s*$", s) and i < len(lines) \
+                    and lines[i].strip().startswith("return"):
+                guarded = True
+                break
+            if psl_re.search(r"\b%s\b" % psl_re.escape(page), s):
+                break
+        if not guarded:
+            return False
+    return True
+
+def psl_stmt_end(path, line):
+    """The last line of the statement that starts on `line` (a block's
+    closing brace; the line itself otherwise)."""
+    with open(path) as fh:
+        lines = fh.read().splitlines()
+    if "{" not in lines[line - 1]:
+        return line
+    depth = 0
+    for i in range(line, len(lines) + 1):
+        depth += lines[i - 1].count("{") - lines[i - 1].count("}")
+        if depth <= 0:
+            return i
+    return line
+
 psl_uses = {}
 psl_assigned = {}
 psl_taken = set()
 psl_local = set()
 
 @psl_known exists@
-identifier f, P;
+identifier f, P, L;
 expression E, E2, R;
 position pn, pu;
 @@
@@ -111,6 +174,34 @@ f(...) {
   if (unlikely(!P@pn)) return R;
 |
   if (unlikely(!P@pn)) { ... return R; }
+|
+  if (!P@pn) {
+    ...
+    P = E;
+    if (!P) goto L;
+    ... when != P = E2
+  }
+|
+  if (unlikely(!P@pn)) {
+    ...
+    P = E;
+    if (unlikely(!P)) goto L;
+    ... when != P = E2
+  }
+|
+  if (!P@pn) {
+    ...
+    P = E;
+    if (!P) return R;
+    ... when != P = E2
+  }
+|
+  if (unlikely(!P@pn)) {
+    ...
+    P = E;
+    if (unlikely(!P)) return R;
+    ... when != P = E2
+  }
 )
   ... when != P = E2
       when != &P
@@ -230,14 +321,16 @@ g;
 q;
 @@
 line = int(pn[0].line)
-later = [a for a in psl_assigned.get((f, P), []) if a > line]
+later = [a for a in psl_assigned.get((f, P), []) if a > psl_stmt_end(pn[0].file, line)]
 # the point must be a statement of the function's body itself (one tab in),
 # not inside a branch: then it comes before every use after it
 with open(pn[0].file) as psl_f:
     text = psl_f.read().splitlines()[line - 1]
 top = text.startswith("\t") and not text.startswith("\t\t")
+ok_labels = psl_labels_ok(pn[0].file, line, P,
+                          max(int(l) for l, _ in psl_uses.get((f, P, pn[0].line), {(line, 0)})))
 if (len(psl_uses.get((f, P, pn[0].line), ())) < 2 or f in psl_taken
-        or (f, P) not in psl_local or later or not top):
+        or (f, P) not in psl_local or later or not top or not ok_labels):
     cocci.include_match(False)
 else:
     coccinelle.g = f
@@ -247,6 +340,7 @@ else:
 @psl_ins depends on patch@
 identifier psl_sel.g, psl_sel.q;
 position psl_known.pn;
+identifier L;
 expression E, R;
 position pi;
 @@
@@ -266,6 +360,38 @@ g@pi(...) {
 + slab = page_slab(q);
 |
   if (unlikely(!q@pn)) { ... return R; }
++ slab = page_slab(q);
+|
+  if (!q@pn) {
+    ...
+    q = E;
+    if (!q) goto L;
+    ...
+  }
++ slab = page_slab(q);
+|
+  if (unlikely(!q@pn)) {
+    ...
+    q = E;
+    if (unlikely(!q)) goto L;
+    ...
+  }
++ slab = page_slab(q);
+|
+  if (!q@pn) {
+    ...
+    q = E;
+    if (!q) return R;
+    ...
+  }
++ slab = page_slab(q);
+|
+  if (unlikely(!q@pn)) {
+    ...
+    q = E;
+    if (unlikely(!q)) return R;
+    ...
+  }
 + slab = page_slab(q);
 )
   ... when any
