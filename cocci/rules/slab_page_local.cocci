@@ -118,6 +118,143 @@ uf(..., struct slab *us, ...) {
   ... when any
 }
 
+// The same for a local that is the first declaration of the conditional
+// block the body starts with (a declaration under a conditional is not
+// matched in the context of its function: the function's text says where
+// it is, and the rules name its line).
+@initialize:python@
+@@
+import re as splb_re
+splb_back = set()
+
+def splb_range(path, line):
+    """The lines of the function whose name is on `line`: to its closing
+    brace in the first column."""
+    with open(path) as fh:
+        lines = fh.read().splitlines()
+    end = line
+    while end < len(lines) and lines[end - 1] != "}":
+        end += 1
+    return lines, line, end
+
+def splb_local(path, line, S, P):
+    """The function holds struct page *P = slab_page(S); under the
+    conditional its body starts with, and assigns neither S nor P."""
+    lines, first, end = splb_range(path, line)
+    body = "\n".join(lines[first - 1:end])
+    decl = splb_re.findall(r"^\s*struct page \*%s = slab_page\(%s\);" % (P, S), body, splb_re.M)
+    if len(decl) != 1:
+        return False
+    code = splb_re.sub(r"^\s*struct page \*%s = slab_page\(%s\);" % (P, S), "", body, flags=splb_re.M)
+    for n in (S, P):
+        if splb_re.search(r"(?<![\w.>])%s\s*=(?!=)|&\s*%s\b" % (n, n), code):
+            return False
+    return True
+
+@splb_fn exists@
+identifier fn, P, S;
+type T;
+position pf, pu;
+@@
+T fn@pf(..., struct slab *S, ...) {
+  ... when any
+  page_slab@pu(P)
+  ... when any
+}
+
+@script:python splb_sel@
+fn << splb_fn.fn;
+P << splb_fn.P;
+S << splb_fn.S;
+pf << splb_fn.pf;
+pu << splb_fn.pu;
+bf;
+bp;
+bs;
+@@
+if splb_local(pf[0].file, int(pf[0].line), S, P):
+    splb_back.add((fn, P, S))
+    coccinelle.bf = fn
+    coccinelle.bp = P
+    coccinelle.bs = S
+else:
+    cocci.include_match(False)
+
+@splb_back depends on patch@
+identifier splb_sel.bf, splb_sel.bp, splb_sel.bs;
+@@
+bf(...) {
+  <...
+- page_slab(bp)
++ bs
+  ...>
+}
+
+// what is left of the page, read again after the fold back
+@initialize:python@
+@@
+splb_used = set()
+splb_fns = {}
+splb_gone = set()
+
+@splb_fn2@
+identifier splb_sel.bf;
+type T;
+position pf;
+@@
+T bf@pf(...) {
+  ... when any
+}
+
+@script:python splb_fn2_seen@
+fn << splb_sel.bf;
+pf << splb_fn2.pf;
+@@
+splb_fns.setdefault(fn, []).append((pf[0].file, int(pf[0].line)))
+
+@splb_use exists@
+identifier splb_sel.bf, splb_sel.bp;
+type T;
+position pu;
+@@
+T bf(...) {
+  ... when any
+  bp@pu
+  ... when any
+}
+
+@script:python splb_use_seen@
+fn << splb_sel.bf;
+P << splb_sel.bp;
+pu << splb_use.pu;
+@@
+splb_used.add((fn, P))
+
+@splb_decl@
+identifier P, S;
+position pd;
+@@
+struct page *P@pd = slab_page(S);
+
+@script:python splb_decl_seen@
+P << splb_decl.P;
+S << splb_decl.S;
+pd << splb_decl.pd;
+@@
+for (fn, bp, bs) in splb_back:
+    if bp != P or bs != S or (fn, P) in splb_used:
+        continue
+    for (path, line) in splb_fns.get(fn, []):
+        _, first, end = splb_range(path, line)
+        if path == pd[0].file and first < int(pd[0].line) < end:
+            splb_gone.add((pd[0].file, pd[0].line, pd[0].column))
+
+@splb_rm depends on patch@
+identifier P, S;
+position pd : script:python() { (pd[0].file, pd[0].line, pd[0].column) in splb_gone };
+@@
+- struct page *P@pd = slab_page(S);
+
 @initialize:python@
 @@
 import re as spl_re
