@@ -12,6 +12,10 @@
 /// that NULL test, `if (page) f(page_slab(page)); if (!page) return R;`,
 /// moves after the test first (it runs exactly when it did).
 ///
+/// A slab local an earlier entry set this way (slab = page_slab(page);)
+/// takes the page_slab(page) a later conversion adds after it, under the
+/// same conditions.
+///
 /// The page must be a local the function declares as struct page *page;
 /// and does not assign after that point; the function must not use the
 /// name slab already.  Uses before that point keep page_slab().  A label
@@ -430,4 +434,137 @@ dg(...) {
   struct page *dq;
 + struct slab *slab;
   ... when any
+}
+
+// A slab local set earlier: later page_slab(page) are the slab
+@initialize:python@
+@@
+psa_set = {}
+psa_passign = {}
+psa_sassign = {}
+psa_uses = {}
+
+@psa_set_seen exists@
+identifier f, S, P;
+position pf, ps;
+@@
+f@pf(...) {
+  ... when any
+  S@ps = page_slab(P);
+  ... when any
+}
+
+@script:python psa_set_rec@
+f << psa_set_seen.f;
+S << psa_set_seen.S;
+P << psa_set_seen.P;
+pf << psa_set_seen.pf;
+ps << psa_set_seen.ps;
+@@
+psa_set.setdefault((f, S, P, pf[0].file, pf[0].line), []).append(int(ps[0].line))
+
+@psa_pa exists@
+identifier psa_set_seen.f, psa_set_seen.P;
+position psa_set_seen.pf;
+expression E;
+position pa;
+@@
+f@pf(...) {
+  ... when any
+(
+  P@pa = E
+|
+  &P@pa
+)
+  ... when any
+}
+
+@script:python psa_pa_rec@
+f << psa_set_seen.f;
+S << psa_set_seen.S;
+P << psa_set_seen.P;
+pf << psa_set_seen.pf;
+pa << psa_pa.pa;
+@@
+psa_passign.setdefault((f, S, P, pf[0].file, pf[0].line), set()).add(int(pa[0].line))
+
+@psa_sa exists@
+identifier psa_set_seen.f, psa_set_seen.S;
+position psa_set_seen.pf;
+expression E;
+position pa;
+@@
+f@pf(...) {
+  ... when any
+(
+  S@pa = E
+|
+  &S@pa
+)
+  ... when any
+}
+
+@script:python psa_sa_rec@
+f << psa_set_seen.f;
+S << psa_set_seen.S;
+P << psa_set_seen.P;
+pf << psa_set_seen.pf;
+pa << psa_sa.pa;
+@@
+psa_sassign.setdefault((f, S, P, pf[0].file, pf[0].line), set()).add(int(pa[0].line))
+
+@psa_use exists@
+identifier psa_set_seen.f, psa_set_seen.P;
+position psa_set_seen.pf;
+position pu;
+@@
+f@pf(...) {
+  ... when any
+  page_slab@pu(P)
+  ... when any
+}
+
+@script:python psa_use_rec@
+f << psa_set_seen.f;
+S << psa_set_seen.S;
+P << psa_set_seen.P;
+pf << psa_set_seen.pf;
+pu << psa_use.pu;
+@@
+psa_uses.setdefault((f, S, P, pf[0].file, pf[0].line), set()).add(int(pu[0].line))
+
+@script:python psa_sel@
+f << psa_set_seen.f;
+S << psa_set_seen.S;
+P << psa_set_seen.P;
+pf << psa_set_seen.pf;
+af;
+asl;
+ap;
+@@
+k = (f, S, P, pf[0].file, pf[0].line)
+sets = psa_set.get(k, [])
+ok = len(sets) == 1 and psa_sassign.get(k, set()) == {sets[0]}
+if ok:
+    at = sets[0]
+    later = [u for u in psa_uses.get(k, ()) if u > at]
+    ok = (bool(later) and not [a for a in psa_passign.get(k, ()) if a > at]
+          and psl_labels_ok(pf[0].file, at, P, max(later)))
+if not ok:
+    cocci.include_match(False)
+else:
+    coccinelle.af = f
+    coccinelle.asl = S
+    coccinelle.ap = P
+
+@psa_again depends on patch@
+identifier psa_sel.af, psa_sel.asl, psa_sel.ap;
+@@
+af(...) {
+  ... when any
+  asl = page_slab(ap);
+  <...
+- page_slab(ap)
++ asl
+  ...>
 }
