@@ -82,7 +82,7 @@ def test_planted_defects_are_found_with_their_patch_and_function(tmp_path):
     r = RD.check(_repo(tmp_path, [("base", BASE), ("mm: Convert free_it", BASE),
                                   ("mm: Convert free_it badly", BAD)]))
     kinds = sorted(f.kind for f in r.findings)
-    assert kinds == ["computed twice", "round trip"], r.summary()
+    assert kinds == ["computed twice", "page local", "round trip"], r.summary()
     assert all(f.patch == "0002 mm: Convert free_it badly" and f.function == "free_it"
                and f.file == "mm/x.c" for f in r.findings)
     assert "page_slab(p) again with p unchanged" in r.summary()
@@ -108,6 +108,65 @@ def test_a_slab_the_function_assigns_needs_no_page_local():
     code = ("static void walk(struct slab *slab)\n{\n\tuse(slab_page(slab));\n"
             "\tuse(slab_page(slab));\n\tslab = next(slab);\n\tuse(slab_page(slab));\n}\n")
     assert RD.check_function("walk", code) == []
+
+
+# ___slab_alloc() as the kmem_cache_cpu step first made it: the slab is a
+# local the function assigns four times, and the value read from the cpu
+# slab is taken slab_page() of four times
+ASSIGNED = """static void *slow(struct kmem_cache *s, struct kmem_cache_cpu *c, int node)
+{
+	void *freelist;
+	struct slab *slab;
+
+reread:
+	slab = READ_ONCE(c->slab);
+	if (!node_match(slab_page(slab), node))
+		goto deactivate;
+	if (!pfmemalloc_match_unsafe(slab_page(slab), 0))
+		goto deactivate;
+	freelist = get_freelist(s, slab_page(slab));
+deactivate:
+	deactivate_slab(s, slab_page(slab), freelist);
+	slab = c->slab = slub_percpu_partial(c);
+	freelist = get_partial(s, 0, node, &slab);
+	slab = new_slab(s, 0, node);
+	if (!alloc_debug_processing(s, slab_page(slab), freelist))
+		goto reread;
+	return freelist;
+}
+"""
+
+
+def test_a_slab_local_taken_more_than_twice_for_one_value_is_found():
+    found = RD.check_function("slow", ASSIGNED)
+    assert found == [("page local", "slab_page(slab) 4 times for one value of slab: "
+                                    "hold it in a page local")], found
+
+
+def test_a_page_that_follows_the_slab_is_readable():
+    code = ASSIGNED.replace("\tstruct slab *slab;\n", "\tstruct slab *slab;\n\tstruct page *page;\n")
+    code = code.replace("slab_page(slab)", "page")
+    for a in ("slab = READ_ONCE(c->slab);", "slab = c->slab = slub_percpu_partial(c);",
+              "freelist = get_partial(s, 0, node, &slab);", "slab = new_slab(s, 0, node);"):
+        code = code.replace(a, a + "\n\tpage = slab_page(slab);")
+    assert RD.check_function("slow", code) == []
+
+
+def test_a_loop_cursor_taken_twice_per_iteration_is_readable():
+    code = ("static void drain(struct kmem_cache *s, struct kmem_cache_node *n)\n{\n"
+            "\tstruct slab *slab, *h;\n\n"
+            "\tlist_for_each_entry_safe(slab, h, &n->partial, slab_list) {\n"
+            "\t\tremove_partial(n, slab_page(slab));\n\t\tput(slab_page(slab));\n\t}\n"
+            "\tlist_for_each_entry_safe(slab, h, &n->full, slab_list)\n"
+            "\t\tdiscard_slab(s, slab_page(slab));\n}\n")
+    assert RD.check_function("drain", code) == []
+
+
+def test_a_parameter_under_a_conditional_is_still_found():
+    code = ("static void list(struct kmem_cache *s, struct slab *slab)\n{\n"
+            "#ifdef CONFIG_SLUB_DEBUG\n\tslab_lock(slab_page(slab));\n"
+            "\tget_map(s, slab_page(slab));\n\tslab_unlock(slab_page(slab));\n#endif\n}\n")
+    assert [k for k, _ in RD.check_function("list", code)] == ["page local"]
 
 
 def test_cli_exit_code(tmp_path):

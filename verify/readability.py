@@ -3,10 +3,11 @@
 In each function a patch changes (read in the patch's post-image, comments
 and strings blanked):
 
-* **page local**: slab_page() of a slab parameter taken more than twice,
-  where a local could hold the page: the function neither assigns the
-  slab nor has a preprocessor conditional (cocci/rules/slab_page_local.cocci
-  makes that local);
+* **page local**: slab_page() taken more than twice of one value of a
+  slab, parameter or local: the uses after an assignment of the slab up to
+  the next one, in the order of the text (a page local holds it:
+  cocci/rules/slab_page_local.cocci for a parameter,
+  slab_page_follow.cocci for a local the function assigns);
 * **computed twice**: page_slab() or virt_to_slab() evaluated twice on the
   same value, that is with no assignment of its argument between the two
   uses (`x =`, `&x`, an iterator such as list_for_each_entry(x, ...))
@@ -74,17 +75,22 @@ class ReadabilityResult:
                 "findings": [vars(f) for f in self.findings]}
 
 
-def _params(head: str) -> list[str]:
-    inner = head[head.index("(") + 1:head.rindex(")")] if "(" in head else ""
-    return [p.strip() for p in inner.split(",")]
-
-
 def _assigns(body: str, name: str) -> list[int]:
     """Offsets in `body` where `name` gets a new value."""
     n = re.escape(name)
-    pat = re.compile(rf"(?<![\w.>])(?:{n}\s*=(?!=)|&\s*{n}\b|{n}\s*(?:\+\+|--)"
+    pat = re.compile(rf"(?<![\w.>])(?:{n}\s*=(?!=)|&\s*{n}\b(?!\s*(?:->|\.|\[))|{n}\s*(?:\+\+|--)"
                      rf"|\w*for_each\w*\s*\(\s*{n}\b)")
     return [m.start() for m in pat.finditer(body)]
+
+
+def most_per_value(uses: list[int], defs: list[int]) -> int:
+    """The most uses one value gets: each use (an offset) counts for the
+    last assignment before it in the text, or for the value the function
+    was entered with."""
+    per: Counter = Counter()
+    for u in uses:
+        per[max((d for d in defs if d < u), default=-1)] += 1
+    return max(per.values(), default=0)
 
 
 def check_function(name: str, code: str) -> list[tuple[str, str]]:
@@ -93,16 +99,15 @@ def check_function(name: str, code: str) -> list[tuple[str, str]]:
     brace = code.find("{")
     if brace < 0:
         return out
-    head, body = code[:brace], code[brace:]
-    slabs = [p.split("*")[-1].strip() for p in _params(head)
-             if re.fullmatch(r"(?:const\s+)?struct\s+slab\s*\*\s*\w+", p)]
-    conditional = bool(re.search(r"^\s*#\s*if", body, re.M))
-    uses = Counter(re.findall(r"\bslab_page\s*\(\s*(\w+)\s*\)", body))
-    for s in slabs:
-        if uses[s] > 2 and not _assigns(body, s) and not conditional \
-                and not re.search(r"\bpage\b", body.replace(f"slab_page({s})", "")):
-            out.append(("page local", f"slab_page({s}) {uses[s]} times: hold it in "
-                                      f"struct page *page = slab_page({s});"))
+    body = code[brace:]
+    uses: dict[str, list[int]] = {}
+    for m in re.finditer(r"\bslab_page\s*\(\s*(\w+)\s*\)", body):
+        uses.setdefault(m.group(1), []).append(m.start())
+    for s, at in uses.items():
+        n = most_per_value(at, _assigns(body, s))
+        if n > 2:
+            out.append(("page local", f"slab_page({s}) {n} times for one value of {s}: "
+                                      f"hold it in a page local"))
     for helper in TWICE:
         seen: dict[str, int] = {}
         for m in re.finditer(rf"\b{helper}\s*\(\s*(\w+)\s*\)", body):
