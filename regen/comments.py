@@ -46,10 +46,13 @@ _DEFINITION = re.compile(r"^[A-Za-z_][^;=]*?\b(%s)\s*\(" % _IDENT)
 
 @dataclass(frozen=True)
 class Phrase:
-    where: str          # "rewritten" (a line whose code name was rewritten) or "kernel-doc"
+    where: str          # "rewritten" (a line whose code name was rewritten), "kernel-doc",
+                        # "converted", or "above" (the statement after the comment changed)
     old: str            # regular expression
     new: str
     upstream: str       # the upstream change it follows
+    was: str = ""       # "above": the statement after the comment matched this before
+    now: str = ""       # "above": ... and matches this after
 
 
 @functools.lru_cache(maxsize=None)
@@ -64,12 +67,15 @@ def load_phrases(path: Path) -> list[Phrase]:
     out = []
     for i, p in enumerate(data.get("phrase", [])):
         where = p.get("where")
-        if where not in ("rewritten", "converted", "kernel-doc") or not p.get("old") or "new" not in p \
-                or not p.get("upstream"):
-            raise ValueError(f"{path}: phrase {i + 1}: needs where (rewritten|converted|kernel-doc), "
-                             f"old, new and upstream")
-        re.compile(p["old"])
-        out.append(Phrase(where, p["old"], p["new"], p["upstream"]))
+        if where not in ("rewritten", "converted", "kernel-doc", "above") or not p.get("old") \
+                or "new" not in p or not p.get("upstream") \
+                or (where == "above") != bool(p.get("was") and p.get("now")):
+            raise ValueError(f"{path}: phrase {i + 1}: needs where (rewritten|converted|kernel-doc|"
+                             f"above), old, new and upstream (and for above: was and now)")
+        for k in ("old", "was", "now"):
+            re.compile(p.get(k, ""))
+        out.append(Phrase(where, p["old"], p["new"], p["upstream"], p.get("was", ""),
+                          p.get("now", "")))
     return out
 
 
@@ -247,13 +253,36 @@ def _rewrite_comment(comment: str, renames: dict[str, str], phrases: list[Phrase
     return text
 
 
+def _statement_after(text: str, end: int) -> str:
+    """The code from `end` (a comment's end) to the end of the statement
+    after it."""
+    m = re.compile(r"[^;{}]*[;{]", re.S).match(text, end)
+    return m.group(0) if m else ""
+
+
+def _above(comment: str, before: str, after: str, end: int, phrases) -> str:
+    """The "above" phrases of a comment whose next statement the entry
+    changed from matching `was` to matching `now` (found in `before` by the
+    comment's own text, which must occur there once)."""
+    above = [p for p in phrases if p.where == "above"]
+    if not above or before.count(comment) != 1:
+        return comment
+    old_stmt = _statement_after(before, before.index(comment) + len(comment))
+    new_stmt = _statement_after(after, end)
+    for p in above:
+        if re.search(p.was, old_stmt) and not re.search(p.was, new_stmt) \
+                and re.search(p.now, new_stmt):
+            comment = re.sub(p.old, p.new, comment)
+    return comment
+
+
 def follow(before: str, after: str, phrases: list[Phrase] = ()) -> str:
     """`after` with its comments following the code change from `before`."""
     old_code, new_code = strip_comments(before), strip_comments(after)
     if old_code == new_code:
         return after
     old_fns = {name: (s, e) for name, s, e, _ in functions(before)}
-    scopes = []                     # (start, end, renames) in `after`
+    scopes = []                     # (start, end, renames, old code) in `after`
     new_fns = functions(after)
     for name, s, e, doc in new_fns:
         if name not in old_fns:
@@ -265,12 +294,19 @@ def follow(before: str, after: str, phrases: list[Phrase] = ()) -> str:
         renames = {x: y for x, y in _mapping(oc, nc).items()
                    if y is not None and y != x and _count(nc, x) == 0}
         if renames:
-            scopes.append((doc, e, renames))
+            scopes.append((doc, e, renames, oc))
     file_renames = {x: y for x, y in _mapping(old_code, new_code).items()
                     if y is not None and y != x and _count(new_code, x) == 0}
+    # a member access the function's own code never had (the comment speaks
+    # of where the data lives, page->obj_cgroups) follows the file's rewrite
+    # of it, in a function the entry converted
+    for _, _, renames, oc in scopes:
+        for x, y in file_renames.items():
+            if x not in renames and ("->" in x or "." in x) and _count(oc, x) == 0:
+                renames[x] = y
 
     def scope_of(pos: int):
-        for s, e, r in scopes:
+        for s, e, r, _ in scopes:
             if s <= pos < e:
                 return r
         return None
@@ -280,7 +316,8 @@ def follow(before: str, after: str, phrases: list[Phrase] = ()) -> str:
             return m.group(0)
         inside = scope_of(m.start())
         if inside is not None:
-            return _rewrite_comment(m.group(0), inside, phrases, inside.get("page") == "slab")
+            text = _above(m.group(0), before, after, m.end(), phrases)
+            return _rewrite_comment(text, inside, phrases, inside.get("page") == "slab")
         if any(doc <= m.start() < e for _, _, e, doc in new_fns):
             return m.group(0)           # in a function the entry did not convert
         return _rewrite_comment(m.group(0), file_renames, phrases)

@@ -171,6 +171,87 @@ def test_converted_phrases_wait_for_a_whole_rename():
     assert " * the page is frozen\n" in comments.follow(before, after, PHRASES)
 
 
+def test_get_and_put_a_page_follow_a_page_that_became_a_slab():
+    before, after = _slab_fn(" * Put a page that was just frozen into a partial page slot.\n")
+    assert (" * Put a slab that was just frozen into a partial slab slot.\n"
+            in comments.follow(before, after, PHRASES))
+
+
+def test_a_page_parameter_of_another_name_that_became_a_slab_converts_its_comments():
+    # get_any_partial(): struct page **ret_page became struct slab **ret_slab
+    before = ("/*\n * Get a page from somewhere.  Get a partial page.\n */\n"
+              "static void *get_any(struct kmem_cache *s, struct page **ret_page)\n{\n"
+              "\treturn get_node(s, ret_page);\n}\n")
+    after = before.replace("struct page **ret_page", "struct slab **ret_slab") \
+                  .replace("get_node(s, ret_page)", "get_node(s, ret_slab)")
+    out = comments.follow(before, after, PHRASES)
+    assert " * Get a slab from somewhere.  Get a partial slab.\n" in out
+    # the same comment over a function whose page stays a page: left alone
+    other = before.replace("ret_page", "ret_pages")
+    assert " * Get a page from somewhere." in comments.follow(before, other, PHRASES)
+
+
 def test_every_converted_phrase_is_exercised():
-    checked = {r"\bslab page\b", r"\bpartial page\b", r"\bthe page\b(?![\s*]+allocator)"}
+    checked = {r"\bslab page\b", r"\bpartial page\b", r"\bthe page\b(?![\s*]+allocator)",
+               r"\b([Gg]et|[Pp]ut) a page\b"}
     assert {p.old for p in PHRASES if p.where == "converted"} == checked
+
+
+CHECK = """static void check(const void *ptr)
+{
+	struct page *page;
+
+	/*
+	 * The following
+	 * is effectively a highmem-aware virt_to_head_page().
+	 */
+	page = compound_head(kmap_to_page((void *)ptr));
+	use(page);
+}
+"""
+
+
+def test_above_follows_the_statement_the_entry_changed():
+    after = CHECK.replace("struct page *page", "struct slab *slab") \
+                 .replace("page = compound_head(", "slab = page_slab(").replace("use(page)", "use(slab)")
+    assert "highmem-aware virt_to_slab().\n" in comments.follow(CHECK, after, PHRASES)
+
+
+def test_above_waits_for_the_statement_to_change():
+    # the function is converted, but the statement below the comment still
+    # takes compound_head(): the comment stays
+    after = CHECK.replace("use(page)", "use(page_slab(page))")
+    assert "highmem-aware virt_to_head_page().\n" in comments.follow(CHECK, after, PHRASES)
+    # another statement below it: the comment stays
+    moved = CHECK.replace("page = compound_head(kmap_to_page((void *)ptr));\n\tuse(page);",
+                          "use(page);\n\tpage = compound_head(kmap_to_page((void *)ptr));")
+    after = moved.replace("page = compound_head(", "slab = page_slab(")
+    assert "highmem-aware virt_to_head_page().\n" in comments.follow(moved, after, PHRASES)
+
+
+def test_every_above_phrase_is_exercised():
+    assert {p.old for p in PHRASES if p.where == "above"} == {r"\bvirt_to_head_page\(\)"}
+
+
+def test_a_phrase_above_needs_was_and_now(tmp_path):
+    (tmp_path / "comments.toml").write_text(
+        '[[phrase]]\nwhere = "above"\nold = "a"\nnew = "b"\nupstream = "x"\n')
+    with pytest.raises(ValueError, match="was and now"):
+        comments.load_phrases(tmp_path / "comments.toml")
+
+
+def test_a_member_the_function_never_had_follows_the_file():
+    # mem_cgroup_from_obj(): its comment names page->obj_cgroups, which only
+    # another function's code spelled; that code became slab->memcg_data
+    before = ("static void alloc(struct page *page)\n{\n\tcmpxchg(&page->obj_cgroups, NULL, v);\n}\n\n"
+              "static void *from_obj(void *p)\n{\n\tstruct page *page = virt_to_head_page(p);\n\n"
+              "\t/* saved in the page->obj_cgroups. */\n\treturn page_obj_cgroups(page);\n}\n")
+    after = before.replace("alloc(struct page *page)", "alloc(struct slab *slab)") \
+                  .replace("&page->obj_cgroups", "&slab->memcg_data") \
+                  .replace("struct page *page = virt_to_head_page(p)", "struct slab *slab = virt_to_slab(p)") \
+                  .replace("page_obj_cgroups(page)", "slab_objcgs(slab)")
+    assert "/* saved in the slab->memcg_data. */" in comments.follow(before, after, PHRASES)
+    # in a function the entry did not convert, it stays
+    same = after.replace("struct slab *slab = virt_to_slab(p)", "struct page *page = virt_to_head_page(p)") \
+                .replace("slab_objcgs(slab)", "page_obj_cgroups(page)")
+    assert "/* saved in the page->obj_cgroups. */" in comments.follow(before, same, PHRASES)
