@@ -12,6 +12,10 @@
 ///   I(..., var, ...) S            -> I(..., to, ...) S  (the cursor of an
 ///                                    iterator such as list_for_each_entry)
 ///   any other use of var          -> slab_page(to)
+/// A slab local `to` that already holds page_slab(var), set once by
+/// `to = page_slab(var);` with no new value of var after it (as
+/// page_slab_local.cocci makes it), is var's slab: its declaration and that
+/// assignment go, and var becomes it.
 /// A multiple declaration (`struct page *var, *other;`) is split by the
 /// driver (regen/declsplit.py) first: Coccinelle cannot match one of its
 /// declarators.  The uses wrapped in slab_page() are then narrowed by
@@ -25,6 +29,112 @@
 
 virtual patch
 virtual same_name
+
+// A slab local that holds page_slab(var): var's slab, merged with it
+@initialize:python@
+@@
+mg_set = []
+mg_to = set()
+mg_var = set()
+
+@mg_s depends on patch exists@
+identifier virtual.fn, virtual.var, virtual.to;
+type T;
+position ps;
+@@
+T fn(...) {
+  ... when any
+  to@ps = page_slab(var);
+  ... when any
+}
+
+@script:python mg_s_seen@
+ps << mg_s.ps;
+@@
+mg_set.append(int(ps[0].line))
+
+@mg_t depends on patch exists@
+identifier virtual.fn, virtual.to;
+type T;
+expression E;
+position pa;
+@@
+T fn(...) {
+  ... when any
+(
+  to@pa = E
+|
+  &to@pa
+)
+  ... when any
+}
+
+@script:python mg_t_seen@
+pa << mg_t.pa;
+@@
+mg_to.add(int(pa[0].line))
+
+@mg_v depends on patch exists@
+identifier virtual.fn, virtual.var;
+type T;
+expression E;
+position pa;
+@@
+T fn(...) {
+  ... when any
+(
+  var@pa = E
+|
+  &var@pa
+)
+  ... when any
+}
+
+@script:python mg_v_seen@
+pa << mg_v.pa;
+@@
+mg_var.add(int(pa[0].line))
+
+@script:python mg_ok@
+to << virtual.to;
+var << virtual.var;
+mt;
+@@
+if (len(mg_set) == 1 and to != var and mg_to == set(mg_set)
+        and not [a for a in mg_var if a > mg_set[0]]):
+    coccinelle.mt = to
+else:
+    cocci.include_match(False)
+
+@mg_rm depends on patch@
+identifier virtual.fn, virtual.var;
+identifier mg_ok.mt;
+type T;
+@@
+T fn(...) {
+  <...
+- mt = page_slab(var);
+  ...>
+}
+
+@mg_d0 depends on patch@
+identifier mg_ok.mt;
+position p;
+@@
+struct slab *mt@p;
+
+@script:python mg_d1@
+p << mg_d0.p;
+fn << virtual.fn;
+@@
+if p[0].current_element != fn:
+    cocci.include_match(False)
+
+@mg_decl depends on patch@
+identifier mg_ok.mt;
+position mg_d0.p;
+@@
+- struct slab *mt@p;
 
 // The declaration may sit inside an #ifdef of the body, where a
 // `fn(...) { ... }` context does not reach: match it anywhere and keep
