@@ -305,6 +305,15 @@ def follow(before: str, after: str, phrases: list[Phrase] = ()) -> str:
             if x not in renames and ("->" in x or "." in x) and _count(oc, x) == 0:
                 renames[x] = y
 
+    # a function whose struct page *page became struct slab *slab and that
+    # names no page any more, nor the slab's page (its page_slab(page) became
+    # the slab, so the token mapping alone sees page go two ways)
+    declared = {id(r) for s, e, r, oc in scopes
+                if re.search(r"\bstruct page \*page\b", oc)
+                and re.search(r"\bstruct slab \*slab\b", new_code[s:e])
+                and _count(new_code[s:e], "page") == 0
+                and not re.search(r"\bslab_page\(\s*slab\s*\)", new_code[s:e])}
+
     def scope_of(pos: int):
         for s, e, r, _ in scopes:
             if s <= pos < e:
@@ -317,7 +326,8 @@ def follow(before: str, after: str, phrases: list[Phrase] = ()) -> str:
         inside = scope_of(m.start())
         if inside is not None:
             text = _above(m.group(0), before, after, m.end(), phrases)
-            return _rewrite_comment(text, inside, phrases, inside.get("page") == "slab")
+            return _rewrite_comment(text, inside, phrases, inside.get("page") == "slab"
+                                    or id(inside) in declared)
         if any(doc <= m.start() < e for _, _, e, doc in new_fns):
             return m.group(0)           # in a function the entry did not convert
         return _rewrite_comment(m.group(0), file_renames, phrases)

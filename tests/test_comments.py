@@ -255,3 +255,18 @@ def test_a_member_the_function_never_had_follows_the_file():
     same = after.replace("struct slab *slab = virt_to_slab(p)", "struct page *page = virt_to_head_page(p)") \
                 .replace("slab_objcgs(slab)", "page_obj_cgroups(page)")
     assert "/* saved in the page->obj_cgroups. */" in comments.follow(before, same, PHRASES)
+
+
+def test_a_page_that_became_the_slab_through_page_slab_is_converted():
+    # new_slab_objects(): c->slab = page_slab(page) became c->slab = slab
+    before = ("static void *objects(struct kmem_cache_cpu *c)\n{\n\tstruct page *page;\n\n"
+              "\tpage = slab_page(new_slab());\n\t/* No other reference to the page yet */\n"
+              "\tc->slab = page_slab(page);\n\treturn page->freelist;\n}\n")
+    after = before.replace("struct page *page;", "struct slab *slab;") \
+                  .replace("page = slab_page(new_slab());", "slab = new_slab();") \
+                  .replace("c->slab = page_slab(page);", "c->slab = slab;") \
+                  .replace("return page->freelist;", "return slab->freelist;")
+    assert "/* No other reference to the slab yet */" in comments.follow(before, after, PHRASES)
+    # a page left in the function: not converted
+    kept = after.replace("return slab->freelist;", "return page_address(slab_page(slab)) + page;")
+    assert "/* No other reference to the page yet */" in comments.follow(before, kept, PHRASES)
