@@ -193,7 +193,7 @@ def test_a_page_parameter_of_another_name_that_became_a_slab_converts_its_commen
 
 def test_every_converted_phrase_is_exercised():
     checked = {r"\bslab page\b", r"\bpartial page\b", r"\bthe page\b(?![\s*]+allocator)",
-               r"\b([Gg]et|[Pp]ut) a page\b"}
+               r"\b([Gg]et|[Pp]ut) a page\b", r"\bactual page\b", r"\bslabp\b"}
     assert {p.old for p in PHRASES if p.where == "converted"} == checked
 
 
@@ -270,3 +270,9 @@ def test_a_page_that_became_the_slab_through_page_slab_is_converted():
     # a page left in the function: not converted
     kept = after.replace("return slab->freelist;", "return page_address(slab_page(slab)) + page;")
     assert "/* No other reference to the page yet */" in comments.follow(before, kept, PHRASES)
+
+
+def test_slab_words_of_the_slab_allocator_follow_a_converted_function():
+    before, after = _slab_fn(" * move slabp to correct slabp list; the actual page can be freed\n")
+    assert (" * move slab to correct slab list; the actual slab can be freed\n"
+            in comments.follow(before, after, PHRASES))
