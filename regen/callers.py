@@ -112,7 +112,7 @@ def listed(message: str) -> list[str]:
     return _LISTED.findall(message.split(HEADER, 1)[1].split("\n\n\n", 1)[0])
 
 
-def _renames(entry: manifest.Entry) -> dict[str, str]:
+def renames(entry: manifest.Entry) -> dict[str, str]:
     return {st.defines["from"]: st.defines["to"] for st in entry.steps
             if st.path == RENAME_RULE and "from" in st.defines and "to" in st.defines}
 
@@ -127,8 +127,8 @@ def changes(entry: manifest.Entry, before: dict[str, str], after: dict[str, str]
     `after`: file -> text): a parameter of a function its steps name, from
     struct page to struct slab; a struct page return value that is a
     struct slab now; a rename step's function."""
-    renames = _renames(entry)
-    back = {v: k for k, v in renames.items()}
+    renamed = renames(entry)
+    back = {v: k for k, v in renamed.items()}
     named = _named(entry)
     out: list[Change] = []
     for f, a in after.items():
@@ -150,7 +150,7 @@ def changes(entry: manifest.Entry, before: dict[str, str], after: dict[str, str]
                 now = [p[i] for p in pa if len(p) > i and _SLAB_PARAM.fullmatch(p[i])]
                 if was and now:
                     out.append(Change(name, "param", i, const=now[0].startswith("const ")))
-        for old, new in renames.items():
+        for old, new in renamed.items():
             if re.search(r"\b%s\s*\(" % re.escape(old), sb) and \
                     re.search(r"\b%s\s*\(" % re.escape(new), sa):
                 out.append(Change(new, "rename", old=old))
