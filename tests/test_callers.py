@@ -419,3 +419,145 @@ def test_declared_and_includes():
     assert V.includes(text) == [("<", "linux/a.h"), ('"', "b.h")]
     assert V._normpath("drivers/v/../../mm/slab.h") == "mm/slab.h"
     assert V._normpath("../x.h") is None
+
+
+# ---- a struct page parameter dropped or made const ---------------------------
+PAGE_PARAMS = {
+    "include/linux/u.h": textwrap.dedent("""\
+        #ifndef _LINUX_U_H
+        #define _LINUX_U_H
+        struct page;
+        struct kmem_cache;
+        void *user_index_to_obj(struct kmem_cache *cache, struct page *page,
+        			unsigned int idx);
+        #endif
+        """),
+    "mm/u.c": textwrap.dedent("""\
+        #include <linux/u.h>
+
+        void *user_setup_object(struct kmem_cache *s, struct page *page, void *object)
+        {
+        	return (char *)object + (s != 0);
+        }
+
+        void *user_index_to_obj(struct kmem_cache *cache, struct page *page,
+        			unsigned int idx)
+        {
+        	return (char *)cache + idx + (page != 0);
+        }
+        """),
+    # a prototype of its own of the function whose page goes, calls of both
+    "drivers/d/d.c": textwrap.dedent("""\
+        #include <linux/u.h>
+
+        void *user_setup_object(struct kmem_cache *s, struct page *page, void *object);
+        void *d_first(struct kmem_cache *s, struct page *page, void *p);
+
+        void *d_first(struct kmem_cache *s, struct page *page, void *p)
+        {
+        	return user_setup_object(s, page, p) ? user_index_to_obj(s, page, 0) : 0;
+        }
+        """),
+    # only calls of the function whose page is const now: nothing to do
+    "drivers/e/e.c": textwrap.dedent("""\
+        #include <linux/u.h>
+
+        void *e_obj(struct kmem_cache *s, struct page *page);
+
+        void *e_obj(struct kmem_cache *s, struct page *page)
+        {
+        	return user_index_to_obj(s, page, 1);
+        }
+        """)}
+PAGE_PARAMS_ENTRY = """
+    [[entry]]
+    id = "page-params"
+    subject = "mm: Drop and constify page parameters"
+    message = "Drop one, constify the other."
+      [[entry.step]]
+      rule = "rules/drop_param.cocci"
+      files = ["mm/u.c"]
+      defines = { fn = "user_setup_object" }
+      [[entry.step]]
+      rule = "rules/const_page_param.cocci"
+      files = ["include/linux/u.h", "mm/u.c"]
+      defines = { fn = "user_index_to_obj" }
+      [[entry.expect]]
+      present = 'user_setup_object\\(struct kmem_cache \\*s, void \\*object\\)'
+      in = ["mm/u.c"]
+"""
+
+
+def _compiles(tree: Path) -> dict[str, str]:
+    """gcc's errors and warnings (-Wall -Werror) per .c file of `tree`, and
+    of the whole program ("*": every .c file in one translation unit, where
+    a prototype or a call that disagrees with another file's definition is
+    an error, as the link would be)."""
+    import shutil as sh
+    import subprocess
+    assert sh.which("gcc"), "gcc (Debian package gcc) is required"
+    out = {}
+    cs = sorted(c for c in tree.rglob("*.c") if ".git" not in c.parts)
+    whole = tree.parent / f"{tree.name}-whole-program.c"
+    whole.write_text("".join(f'#include "{c}"\n' for c in cs))
+    for c in cs + [whole]:
+        cp = subprocess.run(["gcc", "-fsyntax-only", "-Wall", "-Werror", "-I", str(tree / "include"),
+                             str(c)], capture_output=True, text=True)
+        if cp.returncode:
+            out["*" if c == whole else str(c.relative_to(tree))] = cp.stderr
+    whole.unlink()
+    return out
+
+
+def test_a_dropped_or_const_page_parameter_is_followed_into_unlisted_files(tmp_path, cache):
+    """drop_param removes user_setup_object()'s page parameter: a driver's
+    call loses the argument and its prototype the parameter.  const_page_param
+    makes user_index_to_obj()'s page const: calls need nothing (a driver that
+    only calls it is not in the patch); every file compiles before and after
+    (gcc -Wall -Werror), which a call with the old argument count, or a
+    prototype of the old type, would not."""
+    t = tmp_path / "linux"
+    for f, text in PAGE_PARAMS.items():
+        (t / f).parent.mkdir(parents=True, exist_ok=True)
+        (t / f).write_text(text)
+    assert _compiles(t) == {}
+    res = _regen(tmp_path, PAGE_PARAMS, PAGE_PARAMS_ENTRY)
+    wt = res.worktree.path
+    d = (wt / "drivers/d/d.c").read_text()
+    assert "void *user_setup_object(struct kmem_cache *s, void *object);" in d, d
+    assert "return user_setup_object(s, p) ? user_index_to_obj(s, page, 0) : 0;" in d, d
+    assert (wt / "drivers/e/e.c").read_text() == PAGE_PARAMS["drivers/e/e.c"]
+    assert "const struct page *page" in (wt / "include/linux/u.h").read_text()
+    assert _compiles(wt) == {}
+    assert res.entries[0].callers == [
+        "drivers/d/d.c:3".join(["file scope (", ") uses user_setup_object()"]),
+        "d_first() (drivers/d/d.c:8) uses user_setup_object()"], res.entries[0].callers
+    text = [p for p in res.patches if not p.name.startswith("0000-")][0].read_text()
+    assert "drivers/e/e.c" not in text
+    assert "Generated by: cocci/rules/page_param_callsite.cocci" in text
+    # without the callers pass the driver would not build
+    broken = tmp_path / "broken"
+    import shutil
+    shutil.copytree(wt, broken, ignore=shutil.ignore_patterns(".git"))
+    (broken / "drivers/d/d.c").write_text(PAGE_PARAMS["drivers/d/d.c"])
+    errors = _compiles(broken)
+    assert list(errors) == ["*"] and "conflicting types for" in errors["*"], \
+        errors
+
+
+def test_a_use_of_a_const_page_function_that_cannot_follow_stops_regen(tmp_path, cache):
+    """A function pointer of the old type (its address taken) would be an
+    incompatible pointer: regen stops there with its place."""
+    files = dict(PAGE_PARAMS)
+    files["drivers/f/f.c"] = textwrap.dedent("""\
+        #include <linux/u.h>
+
+        void *(*f_op)(struct kmem_cache *, struct page *, unsigned int) = user_index_to_obj;
+        """)
+    with pytest.raises(SlabconvError) as e:
+        _regen(tmp_path, files, PAGE_PARAMS_ENTRY)
+    msg = str(e.value)
+    assert ("drivers/f/f.c:3: file scope: user_index_to_obj(): not a call: its address is "
+            "taken, and would have the old type (user_index_to_obj() takes a const struct "
+            "page (argument 2))") in msg, msg
+    assert "drivers/e/e.c" not in msg and "drivers/d/d.c" not in msg
