@@ -441,30 +441,48 @@ def _why(text: str, line: int, col: int, name: str) -> str:
     return "a call the rules do not match (too few arguments, or code spatch cannot parse)"
 
 
-def _run(series: manifest.Series, step: manifest.Step, wt, what: str) -> tuple[str, dict[str, str]]:
+def _plain(source: str, detail: str, files: list[str], run) -> None:
+    run()
+
+
+def _run(series: manifest.Series, step: manifest.Step, wt, what: str,
+         piece=_plain) -> tuple[str, dict[str, str]]:
+    """One rule of the pass over its files, then the tidy of what it
+    changed; each through `piece(source, detail, files, run)` (adapt())."""
     tree = wt.path
     before = {f: (tree / f).read_text(errors="replace") for f in step.files}
-    out = spatch.apply_rule(series.root / step.path, tree, step.files, defines=step.defines,
-                            what=what)
+    got: dict[str, str] = {}
+
+    def rule() -> None:
+        got["out"] = spatch.apply_rule(series.root / step.path, tree, step.files,
+                                       defines=step.defines, what=what)
+    detail = " ".join(f"{a}={step.defines[a]}" for a in ("fn", "from") if a in step.defines)
+    piece(f"cocci/{step.path}", detail, step.files, rule)
+    out = got["out"]
     refused = spatch.refusals(out)
     if refused:
         raise SlabconvError(f"{what}: the rules refuse to convert:\n"
                             + "\n".join(f"  {r}" for r in refused))
-    for f, old in before.items():
-        new = (tree / f).read_text(errors="replace")
-        if new != old:
-            tidied = tidy.keep_detached_comments(old, tidy.tidy(old, new))
-            if tidied != new:
-                (tree / f).write_text(tidied)
+
+    def tidy_() -> None:
+        for f, old in before.items():
+            new = (tree / f).read_text(errors="replace")
+            if new != old:
+                tidied = tidy.keep_detached_comments(old, tidy.tidy(old, new))
+                if tidied != new:
+                    (tree / f).write_text(tidied)
+    piece("regen/tidy.py", "", step.files, tidy_)
     return out, before
 
 
 def adapt(series: manifest.Series, entry: manifest.Entry, wt, index: Index,
-          before: dict[str, str], after: dict[str, str]) -> Adapted:
+          before: dict[str, str], after: dict[str, str], piece=_plain) -> Adapted:
     """Adapt the uses, in files `entry` does not list, of the functions
     whose signature it changed (`before`/`after`: the texts of the files
     it changed); raise SlabconvError (exit 1) naming every use that cannot
-    be adapted."""
+    be adapted.  Each rule run and each edit of the driver goes through
+    `piece(source, detail, files, run)`, which calls run() (make attribute
+    records what each made: report/attribution.py)."""
     result = Adapted()
     chs = [c for c in changes(entry, before, after) if visible(c.name, after)]
     if not chs:
@@ -500,7 +518,7 @@ def adapt(series: manifest.Series, entry: manifest.Entry, wt, index: Index,
         if c.kind == "rename":
             step = manifest.Step("rule", RENAME_RULE, files, {"from": c.old, "to": c.name})
             info("regen", f"    callers elsewhere: {c.describe()}: {', '.join(files)}")
-            _run(series, step, wt, what)
+            _run(series, step, wt, what, piece)
             for f in files:
                 text = (tree / f).read_text(errors="replace")
                 for line, col in uses(text, c.old):
@@ -519,7 +537,7 @@ def adapt(series: manifest.Series, entry: manifest.Entry, wt, index: Index,
             rule = {"param": PARAM_RULE, "return": RETURN_RULE}.get(c.kind, PAGE_PARAM_RULE)
             step = manifest.Step("rule", rule, files, defs)
             info("regen", f"    callers elsewhere: {c.describe()}: {', '.join(files)}")
-            out, texts = _run(series, step, wt, what)
+            out, texts = _run(series, step, wt, what, piece)
             done = _sites(out, tree)
             for f, text in texts.items():
                 seen: dict[int, int] = {}
@@ -550,13 +568,16 @@ def adapt(series: manifest.Series, entry: manifest.Entry, wt, index: Index,
     # the round trips a new page_slab() or slab_page() made (a dropped or
     # const page parameter makes none)
     for st in fold_steps(tree, [st for st in result.steps if st.path != PAGE_PARAM_RULE]):
-        _run(series, st, wt, what)
+        _run(series, st, wt, what, piece)
         result.steps.append(st)
-    for f, old in start.items():
-        text = (tree / f).read_text(errors="replace")
-        fixed = tidy.reflow(old, text)
-        if fixed != text:
-            (tree / f).write_text(fixed)
+
+    def reflow() -> None:
+        for f, old in start.items():
+            text = (tree / f).read_text(errors="replace")
+            fixed = tidy.reflow(old, text)
+            if fixed != text:
+                (tree / f).write_text(fixed)
+    piece("regen/tidy.py", "reflow", list(start), reflow)
     result.files = [f for f, old in start.items() if (tree / f).read_text(errors="replace") != old]
     # a const parameter asks nothing of a call: files where every use was one
     # are proved and left as they were, and named nowhere
