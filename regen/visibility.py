@@ -193,9 +193,8 @@ def check(entry, tree: Path, src: Path, before: dict[str, str | None], after: di
     moves: list[Move] = []
     left: list[str] = []
     for name, headers in gone.items():
-        files = sorted(set(found.get(name, [])) | {f for f in after if f not in found.get(name, [])
-                                                    and re.search(r"\b%s\b" % re.escape(name),
-                                                                  after[f])})
+        word = re.compile(r"\b%s\b" % re.escape(name))
+        files = sorted(set(found.get(name, [])) | {f for f, t in after.items() if word.search(t)})
         texts = {f: (tree / f).read_text(errors="replace") for f in files if (tree / f).is_file()}
         homes = sorted(f for f, t in texts.items() if f.endswith(".h") and _declares(t, name))
         moves.append(Move(name, headers, homes))
