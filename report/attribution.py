@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import shutil
 import subprocess
 import tempfile
@@ -150,7 +151,6 @@ class _Files:
         self.tree = path
 
     def files(self, names: list[str]) -> dict[str, list[str]]:
-        import re
         texts = {str(p.relative_to(self.tree)): p.read_text(errors="replace")
                  for p in sorted(self.tree.rglob("*")) if p.suffix in (".c", ".h") and p.is_file()}
         return {n: [f for f, t in texts.items() if re.search(r"\b%s\b" % re.escape(n), t)]
@@ -317,7 +317,6 @@ def own_defines(rule: Path, defines: dict[str, str]) -> dict[str, str]:
     """The -D values of a step that a rule file of its chain takes (regen
     runs the chain as one composed file, whose virtual names are the
     union of its files'; spatch refuses -D of a name its file lacks)."""
-    import re
     text = rule.read_text()
     names = set(re.findall(r"virtual\.(\w+)", text))
     for m in re.finditer(r"^virtual\s+(.+)$", text, re.M):

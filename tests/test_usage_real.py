@@ -169,7 +169,7 @@ def test_a_call_that_cannot_see_a_moved_declaration_stops_regen_with_its_place(t
     tree = user_branch(tmp_path, {"lib/dump_stack.c": MOVED_DECL_LIB})
     out = tmp_path / "series"
     env = dict(os.environ, SLABCONV_IDENTITY="slabconv <slabconv@localhost>")
-    cp = subprocess.run([sys.executable, "-m", "slabconv", "regen", "--tree", str(tree),
+    cp = subprocess.run([str(REPO / "slabconv"), "regen", "--tree", str(tree),
                          "--output", str(out)], cwd=REPO, env=env, capture_output=True,
                         text=True)
     try:
