@@ -479,6 +479,14 @@ def test_every_form_is_converted_and_the_objects_build(tmp_path):
         work = tmp_path / "clone"
         subprocess.run(["git", "clone", "-q", "--shared", "--no-checkout", str(repo), str(work)],
                        check=True)
+        # the series written applies with git am onto the branch, to the same tree
+        git("checkout", "-q", "-f", "-b", "am", BASE_TAG, at=work)
+        series = [str(p) for p in patches if not p.name.startswith("0000-")]   # no cover
+        am = subprocess.run(["git", "-C", str(work), "-c", "user.name=t", "-c", "user.email=t@t",
+                             "am", "-q", *series], capture_output=True, text=True)
+        assert am.returncode == 0, am.stdout + am.stderr
+        assert git("rev-parse", "HEAD^{tree}", at=work) == git("rev-parse", f"{head}^{{tree}}",
+                                                               at=work)
         git("checkout", "-q", "-f", head, at=work)
         for f, code in FORMS.items():
             final = (work / f).read_text()
