@@ -25,12 +25,19 @@ page): the series would break at that patch.  So after each entry:
      slab_callsite.cocci (parameter) or slab_callsite_return.cocci
      (return value), then the fold (slab_fold.cocci, or
      slab_roundtrip.cocci in a file that cannot call mm/slab.h's helpers);
-     the changes go into the entry's own patch;
+     page_param_callsite.cocci for a struct page parameter the entry
+     dropped (drop_param.cocci: the argument goes from each call, the
+     parameter from a prototype of the file's own) or made const
+     (const_page_param.cocci: a call needs nothing, and is only matched;
+     a prototype of the file's own follows); the changes go into the
+     entry's own patch;
   4. every use of the name in those files (comments and strings aside)
      that the rules did not rewrite (a macro body spatch does not parse,
      its address taken, a call it does not match) stops regen, exit 1,
      naming file:line (of the tree regen was given), the function around
      it and the callee; no series is written.
+
+A declaration the entry moved to another header is regen/visibility.py's.
 
 A local that now only flows into page_slab() is converted later by the
 usage pass (regen/usage.py), as for the entry's own callers.
@@ -58,17 +65,20 @@ _LISTED = re.compile(r"^  (\S+ \([^)]*\) uses \w+\(\))$", re.M)
 PARAM_RULE = "rules/slab_callsite.cocci"
 RETURN_RULE = "rules/slab_callsite_return.cocci"
 RENAME_RULE = "rules/rename_fn.cocci"
+PAGE_PARAM_RULE = "rules/page_param_callsite.cocci"     # a page parameter dropped or made const
 SITE = "SLABCONV-SITE:"
 _PAGE_PARAM = re.compile(r"(const )?struct page \*\w*")
 _SLAB_PARAM = re.compile(r"(const )?struct slab \*\w*")
+_MUTABLE_PAGE = re.compile(r"struct page \*\w*")
+_CONST_PAGE = re.compile(r"const struct page \*\w*")
 _RETURNS = r"\bstruct\s+%s\s*\*\s*(\w+)\s*\("
 
 
 @dataclass(frozen=True)
 class Change:
     name: str               # the function's name after the entry
-    kind: str               # "param", "return" or "rename"
-    argpos: int = -1        # "param": the position of the converted parameter
+    kind: str               # "param", "return", "rename", "drop" or "const"
+    argpos: int = -1        # "param", "drop", "const": the position of the parameter
     const: bool = False     # "param": it is a const struct slab *
     old: str = ""           # "rename": the name before the entry
 
@@ -77,6 +87,10 @@ class Change:
             return f"{self.name}() takes a struct slab (argument {self.argpos + 1})"
         if self.kind == "return":
             return f"{self.name}() returns a struct slab"
+        if self.kind == "drop":
+            return f"{self.name}() no longer takes its struct page (argument {self.argpos + 1})"
+        if self.kind == "const":
+            return f"{self.name}() takes a const struct page (argument {self.argpos + 1})"
         return f"{self.old}() is renamed {self.name}()"
 
 
@@ -100,7 +114,7 @@ class Adapted:
 
 
 SOURCES = tuple(f"cocci/{r}" for r in (PARAM_RULE, "rules/slab_callsite_return.cocci",
-                                       "rules/rename_fn.cocci", manifest.FOLD,
+                                       "rules/rename_fn.cocci", PAGE_PARAM_RULE, manifest.FOLD,
                                        "rules/slab_roundtrip.cocci"))
 
 
@@ -112,7 +126,7 @@ def listed(message: str) -> list[str]:
     return _LISTED.findall(message.split(HEADER, 1)[1].split("\n\n\n", 1)[0])
 
 
-def _renames(entry: manifest.Entry) -> dict[str, str]:
+def renames(entry: manifest.Entry) -> dict[str, str]:
     return {st.defines["from"]: st.defines["to"] for st in entry.steps
             if st.path == RENAME_RULE and "from" in st.defines and "to" in st.defines}
 
@@ -125,10 +139,12 @@ def _named(entry: manifest.Entry) -> set[str]:
 def changes(entry: manifest.Entry, before: dict[str, str], after: dict[str, str]) -> list[Change]:
     """The signatures `entry` changed in the files it changed (`before` and
     `after`: file -> text): a parameter of a function its steps name, from
-    struct page to struct slab; a struct page return value that is a
-    struct slab now; a rename step's function."""
-    renames = _renames(entry)
-    back = {v: k for k, v in renames.items()}
+    struct page to struct slab, dropped (drop_param.cocci: a struct page
+    parameter gone, the others as they were) or made a const struct page
+    (const_page_param.cocci); a struct page return value that is a struct
+    slab now; a rename step's function."""
+    renamed = renames(entry)
+    back = {v: k for k, v in renamed.items()}
     named = _named(entry)
     out: list[Change] = []
     for f, a in after.items():
@@ -150,7 +166,16 @@ def changes(entry: manifest.Entry, before: dict[str, str], after: dict[str, str]
                 now = [p[i] for p in pa if len(p) > i and _SLAB_PARAM.fullmatch(p[i])]
                 if was and now:
                     out.append(Change(name, "param", i, const=now[0].startswith("const ")))
-        for old, new in renames.items():
+                elif any(len(p) > i and _MUTABLE_PAGE.fullmatch(p[i]) for p in pb) and \
+                        any(len(p) > i and _CONST_PAGE.fullmatch(p[i]) for p in pa) and \
+                        not any(len(p) > i and _MUTABLE_PAGE.fullmatch(p[i]) for p in pa):
+                    out.append(Change(name, "const", i))
+            dropped = {i for p in pb for q in pa if len(q) == len(p) - 1
+                       for i in range(len(p))
+                       if _PAGE_PARAM.fullmatch(p[i]) and p[:i] + p[i + 1:] == q}
+            if len(dropped) == 1 and not any(len(p) == len(q) for p in pb for q in pa):
+                out.append(Change(name, "drop", dropped.pop()))
+        for old, new in renamed.items():
             if re.search(r"\b%s\s*\(" % re.escape(old), sb) and \
                     re.search(r"\b%s\s*\(" % re.escape(new), sa):
                 out.append(Change(new, "rename", old=old))
@@ -300,7 +325,8 @@ def predict(series: manifest.Series, tree: Path) -> list[str]:
     out: set[str] = set()
     for e in series.entries:
         for st in e.steps:
-            if not {"rules/slab_param.cocci", "rules/slab_return.cocci", RENAME_RULE} & set(st.rules):
+            if not {"rules/slab_param.cocci", "rules/slab_return.cocci", RENAME_RULE,
+                    "rules/drop_param.cocci", "rules/const_page_param.cocci"} & set(st.rules):
                 continue                # not a change of signature
             for k in ("fn", "from"):
                 n = st.defines.get(k)
@@ -415,30 +441,48 @@ def _why(text: str, line: int, col: int, name: str) -> str:
     return "a call the rules do not match (too few arguments, or code spatch cannot parse)"
 
 
-def _run(series: manifest.Series, step: manifest.Step, wt, what: str) -> tuple[str, dict[str, str]]:
+def _plain(source: str, detail: str, files: list[str], run) -> None:
+    run()
+
+
+def _run(series: manifest.Series, step: manifest.Step, wt, what: str,
+         piece=_plain) -> tuple[str, dict[str, str]]:
+    """One rule of the pass over its files, then the tidy of what it
+    changed; each through `piece(source, detail, files, run)` (adapt())."""
     tree = wt.path
     before = {f: (tree / f).read_text(errors="replace") for f in step.files}
-    out = spatch.apply_rule(series.root / step.path, tree, step.files, defines=step.defines,
-                            what=what)
+    got: dict[str, str] = {}
+
+    def rule() -> None:
+        got["out"] = spatch.apply_rule(series.root / step.path, tree, step.files,
+                                       defines=step.defines, what=what)
+    detail = " ".join(f"{a}={step.defines[a]}" for a in ("fn", "from") if a in step.defines)
+    piece(f"cocci/{step.path}", detail, step.files, rule)
+    out = got["out"]
     refused = spatch.refusals(out)
     if refused:
         raise SlabconvError(f"{what}: the rules refuse to convert:\n"
                             + "\n".join(f"  {r}" for r in refused))
-    for f, old in before.items():
-        new = (tree / f).read_text(errors="replace")
-        if new != old:
-            tidied = tidy.keep_detached_comments(old, tidy.tidy(old, new))
-            if tidied != new:
-                (tree / f).write_text(tidied)
+
+    def tidy_() -> None:
+        for f, old in before.items():
+            new = (tree / f).read_text(errors="replace")
+            if new != old:
+                tidied = tidy.keep_detached_comments(old, tidy.tidy(old, new))
+                if tidied != new:
+                    (tree / f).write_text(tidied)
+    piece("regen/tidy.py", "", step.files, tidy_)
     return out, before
 
 
 def adapt(series: manifest.Series, entry: manifest.Entry, wt, index: Index,
-          before: dict[str, str], after: dict[str, str]) -> Adapted:
+          before: dict[str, str], after: dict[str, str], piece=_plain) -> Adapted:
     """Adapt the uses, in files `entry` does not list, of the functions
     whose signature it changed (`before`/`after`: the texts of the files
     it changed); raise SlabconvError (exit 1) naming every use that cannot
-    be adapted."""
+    be adapted.  Each rule run and each edit of the driver goes through
+    `piece(source, detail, files, run)`, which calls run() (make attribute
+    records what each made: report/attribution.py)."""
     result = Adapted()
     chs = [c for c in changes(entry, before, after) if visible(c.name, after)]
     if not chs:
@@ -474,7 +518,7 @@ def adapt(series: manifest.Series, entry: manifest.Entry, wt, index: Index,
         if c.kind == "rename":
             step = manifest.Step("rule", RENAME_RULE, files, {"from": c.old, "to": c.name})
             info("regen", f"    callers elsewhere: {c.describe()}: {', '.join(files)}")
-            _run(series, step, wt, what)
+            _run(series, step, wt, what, piece)
             for f in files:
                 text = (tree / f).read_text(errors="replace")
                 for line, col in uses(text, c.old):
@@ -484,14 +528,16 @@ def adapt(series: manifest.Series, entry: manifest.Entry, wt, index: Index,
             if not files:
                 continue
             defs = {"fn": c.name}
-            if c.kind == "param":
+            if c.kind != "return":
                 defs["argpos"] = str(c.argpos)
-                if c.const:
-                    defs["const_slab"] = ""
-            step = manifest.Step("rule", PARAM_RULE if c.kind == "param" else RETURN_RULE,
-                                 files, defs)
+            if c.kind == "param" and c.const:
+                defs["const_slab"] = ""
+            if c.kind in ("drop", "const"):
+                defs["drop" if c.kind == "drop" else "const_page"] = ""
+            rule = {"param": PARAM_RULE, "return": RETURN_RULE}.get(c.kind, PAGE_PARAM_RULE)
+            step = manifest.Step("rule", rule, files, defs)
             info("regen", f"    callers elsewhere: {c.describe()}: {', '.join(files)}")
-            out, texts = _run(series, step, wt, what)
+            out, texts = _run(series, step, wt, what, piece)
             done = _sites(out, tree)
             for f, text in texts.items():
                 seen: dict[int, int] = {}
@@ -502,7 +548,11 @@ def adapt(series: manifest.Series, entry: manifest.Entry, wt, index: Index,
         result.steps.append(step)
         for f in files:
             text = start[f]
+            kept = _kept_lines(text, (tree / f).read_text(errors="replace")) \
+                if c.kind == "const" else set()     # a call: nothing adapted
             for line, _ in uses(text, c.old or c.name):
+                if line in kept:
+                    continue
                 s = Site(f, _user_line(index.tree, f, text, line), enclosing(text, line),
                          c.old or c.name)
                 if s not in result.sites:
@@ -515,16 +565,33 @@ def adapt(series: manifest.Series, entry: manifest.Entry, wt, index: Index,
             + "\n".join(dict.fromkeys(left))
             + "\n  adapt them on your branch (page_slab(), slab_page(), a call instead of "
               "a macro or a function pointer), or add a step to cocci/series.toml that does")
-    for st in fold_steps(tree, result.steps):
-        _run(series, st, wt, what)
+    # the round trips a new page_slab() or slab_page() made (a dropped or
+    # const page parameter makes none)
+    for st in fold_steps(tree, [st for st in result.steps if st.path != PAGE_PARAM_RULE]):
+        _run(series, st, wt, what, piece)
         result.steps.append(st)
-    for f, old in start.items():
-        text = (tree / f).read_text(errors="replace")
-        fixed = tidy.reflow(old, text)
-        if fixed != text:
-            (tree / f).write_text(fixed)
+
+    def reflow() -> None:
+        for f, old in start.items():
+            text = (tree / f).read_text(errors="replace")
+            fixed = tidy.reflow(old, text)
+            if fixed != text:
+                (tree / f).write_text(fixed)
+    piece("regen/tidy.py", "reflow", list(start), reflow)
     result.files = [f for f, old in start.items() if (tree / f).read_text(errors="replace") != old]
+    # a const parameter asks nothing of a call: files where every use was one
+    # are proved and left as they were, and named nowhere
+    result.sites = [x for x in result.sites if x.file in result.files]
+    result.steps = [st for st in result.steps if set(st.files) & set(result.files)]
     return result
+
+
+def _kept_lines(old: str, new: str) -> set[int]:
+    """The lines (1-based) of `old` that `new` has as they were."""
+    import difflib
+    sm = difflib.SequenceMatcher(None, old.splitlines(), new.splitlines(), autojunk=False)
+    return {i + 1 for tag, i1, i2, _, _ in sm.get_opcodes() if tag == "equal"
+            for i in range(i1, i2)}
 
 
 def _user_line(src: Path, f: str, text: str, line: int) -> int | None:

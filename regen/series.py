@@ -16,7 +16,7 @@ from base import paths
 from base.lock import locked
 from base.log import info, SlabconvError
 from . import (callers, comments, declsplit, effects, guard, kerneldoc, manifest, members,
-    spatch, template, tidy, upstream, usage, warmstart)
+    spatch, template, tidy, upstream, usage, visibility, warmstart)
 from .spatch import SpatchCrash
 from .worktree import Identity, WorkTree
 
@@ -475,6 +475,9 @@ def regenerate(tree: Path, source_id: str, *, version: str, output: Path | None,
         after = {f: (wt.path / f).read_text(errors="replace") for f in files
                  if (wt.path / f).is_file()}
         index.changed.update(files)     # read as they are now, not from the cached grep
+        # a declaration the entry moved must still be seen by every caller
+        visibility.check(entry, wt.path, tree, before, after, set(callers.renames(entry)),
+                         index.files)
         got = callers.adapt(series, entry, wt, index, before, after)
         if got.files:
             ahead.drop(got.files)

@@ -246,6 +246,27 @@ def _join_block(lines: list[str], limit: int) -> list[str]:
     return out
 
 
+_CLOSING = re.compile(r"^[ \t]+\)[);,]*[ \t]*\n?$")
+
+
+def _join_closing(lines: list[str], limit: int) -> list[str]:
+    """A line that is only the closing parenthesis (spatch's layout when
+    the last argument or parameter goes) joined onto the line before it,
+    when that line is code and the result fits in `limit` columns."""
+    out: list[str] = []
+    for line in lines:
+        if out and _CLOSING.match(line):
+            prev = out[-1].rstrip()
+            if prev and not prev.endswith((",", "(", "\\")) and not \
+                    prev.lstrip().startswith(("#", "/*", "*", "//")):
+                joined = prev + line.strip() + "\n"
+                if _width(joined) <= limit:
+                    out[-1] = joined
+                    continue
+        out.append(line)
+    return out
+
+
 _MULTI_DECL = re.compile(r"^\s*(?:const\s+)?(?:struct|union|enum)\s+\w+\s*\*\s*\w+\s*(?:=[^,;]*)?,")
 _ONE_DECL = re.compile(r"^(\s*)((?:const\s+)?(?:struct|union|enum)\s+\w+) \*(\w+);\n$")
 
@@ -463,6 +484,7 @@ def reflow(before: str, after: str, limit: int = 80) -> str:
                 block = kept if kept is not None else _join_block(block, limit)
             if any(_MULTI_DECL.match(l) for l in old[i1:i2]):
                 block = _join_decls(block)
+            block = _join_closing(block, limit)
             changed.update(range(len(out), len(out) + len(block)))
         out.extend(block)
     return "".join(_backslash_column(_align_continuations(out, changed, limit), changed))

@@ -13,7 +13,10 @@ file of every step run alone (a "piece"), with the step's -D values as
 regen computes them before its batch; the driver's own edits are pieces
 too (regen/declsplit.py before slab_var, regen/kerneldoc.py after a
 parameter conversion, regen/tidy.py after each batch and the reflow at
-the end of the entry, regen/comments.py last).  After each piece the lines of each file are
+the end of the entry, regen/comments.py), and last the callers pass
+(regen/callers.py: the uses of a changed signature in the files the entry
+does not list, each of its rule runs, tidies and its reflow a piece, over
+the patch's files).  After each piece the lines of each file are
 matched against the text before it (difflib): a line the piece wrote is
 marked with it, and with the pieces that wrote the lines it replaced; a
 line of the pre-image it removed is marked as removed by it.
@@ -38,6 +41,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import shutil
 import subprocess
 import tempfile
@@ -49,8 +53,8 @@ from pathlib import Path
 from base import atomic, paths
 from base.cliutil import add_command as add_command_parser
 from base.log import info, SlabconvError
-from regen import (comments, declsplit, kerneldoc, manifest as M, members, series as S,
-    spatch, template, tidy)
+from regen import (callers, comments, declsplit, kerneldoc, manifest as M, members,
+    series as S, spatch, template, tidy)
 from regen.source import resolve, series_dir
 from regen.tidy import line_opcodes
 from . import patches as P, rangediff as RD, reproduce
@@ -139,6 +143,20 @@ class _Tree:
         self.path, self.scratch = path, scratch
 
 
+class _Files:
+    """regen.callers.Index over a replay's tree: the files there (the
+    entry's and the patch's) that name each function."""
+
+    def __init__(self, path: Path):
+        self.tree = path
+
+    def files(self, names: list[str]) -> dict[str, list[str]]:
+        texts = {str(p.relative_to(self.tree)): p.read_text(errors="replace")
+                 for p in sorted(self.tree.rglob("*")) if p.suffix in (".c", ".h") and p.is_file()}
+        return {n: [f for f, t in texts.items() if re.search(r"\b%s\b" % re.escape(n), t)]
+                for n in names}
+
+
 def _show(repo: Path, rev: str, path: str) -> bytes | None:
     cp = subprocess.run(["git", "show", f"{rev}:{path}"], cwd=repo, capture_output=True)
     return cp.stdout if cp.returncode == 0 else None
@@ -165,8 +183,8 @@ def replay_entry(series, entry, patch: P.Patch, repo: Path, commit: str, work: P
         p = tree.path / f
         return p.read_text(errors="replace") if p.is_file() else None
 
-    for f in entry.files:
-        t = text(f)
+    for f in dict.fromkeys([*entry.files, *(fd.path for fd in patch.files)]):
+        t = text(f)         # the patch's files: also those the callers pass changed
         tracks[f] = Track(t if t is not None else "")
 
     def piece(step: int, source: str, detail: str, files, run) -> None:
@@ -268,6 +286,13 @@ def replay_entry(series, entry, patch: P.Patch, repo: Path, commit: str, work: P
                     if fixed != t:
                         (tree.path / f).write_text(fixed)
         piece(0, "regen/comments.py", "", list(start), follow)
+
+        # the callers pass (regen/callers.py): the uses, in files the entry
+        # does not list, of the functions whose signature it changed, each
+        # of its runs a piece; the files it may change are the patch's
+        after = {f: t for f in start if (t := text(f)) is not None}
+        callers.adapt(series, entry, tree, _Files(tree.path), start, after,
+                      piece=lambda source, detail, files, run: piece(0, source, detail, files, run))
     except (SlabconvError, OSError) as e:
         res.error = str(e)
         res.seconds = time.monotonic() - t0
@@ -292,7 +317,6 @@ def own_defines(rule: Path, defines: dict[str, str]) -> dict[str, str]:
     """The -D values of a step that a rule file of its chain takes (regen
     runs the chain as one composed file, whose virtual names are the
     union of its files'; spatch refuses -D of a name its file lacks)."""
-    import re
     text = rule.read_text()
     names = set(re.findall(r"virtual\.(\w+)", text))
     for m in re.finditer(r"^virtual\s+(.+)$", text, re.M):

@@ -209,3 +209,105 @@ def test_a_line_git_aligns_otherwise_goes_to_the_run_that_removed_its_twin():
     lone = P.parse_diff("diff --git a/f.c b/f.c\n--- a/f.c\n+++ b/f.c\n"
                         "@@ -1,3 +1,3 @@\n-x\n+x2\n q\n z\n")[0]
     assert A.attribute_hunks(lone, t, ["e#1"]) == ([["e#1"]], [1])
+
+
+# ---- the callers pass: uses in files the entry does not list -----------------
+SLUB_DEF = textwrap.dedent("""\
+    #ifndef _LINUX_SLUB_DEF_H
+    #define _LINUX_SLUB_DEF_H
+
+    static inline unsigned int obj_to_index(const struct kmem_cache *cache,
+    					struct page *page, void *obj)
+    {
+    	return (obj - page_address(page)) / cache->size;
+    }
+
+    #endif
+    """)
+CALLERS_TREE = {
+    "include/linux/slub_def.h": SLUB_DEF,
+    "mm/slub.c": textwrap.dedent("""\
+        #include <linux/slub_def.h>
+
+        static unsigned int index_of(struct kmem_cache *s, struct slab *slab, void *x)
+        {
+        	return obj_to_index(s, slab_page(slab), x);
+        }
+        """),
+    "drivers/x/x.c": textwrap.dedent("""\
+        #include <linux/slab.h>
+
+        static unsigned int x_index(struct kmem_cache *s, const void *p)
+        {
+        	return obj_to_index(s, virt_to_head_page(p), (void *)p);
+        }
+
+        static unsigned int x_index_of(struct kmem_cache *s, struct slab *slab, void *p)
+        {
+        	return obj_to_index(s, slab_page(slab), p);
+        }
+        """),
+    "mm/util.c": textwrap.dedent("""\
+        #include "slab.h"
+
+        static unsigned int util_index(struct kmem_cache *s, const void *x)
+        {
+        	return obj_to_index(s, virt_to_head_page(x), (void *)x);
+        }
+        """)}
+CALLERS_MANIFEST = MANIFEST.split("[[entry]]")[0] + textwrap.dedent("""\
+    [[entry]]
+    id = "obj-to-index"
+    subject = "mm: Convert obj_to_index() to take a struct slab"
+    message = "obj_to_index() takes a struct slab."
+      [[entry.step]]
+      convert = "param"
+      fn = "obj_to_index"
+      files = ["include/linux/slub_def.h", "mm/slub.c"]
+      [[entry.expect]]
+      signature = "obj_to_index"
+      param = "struct slab *slab"
+      in = ["include/linux/slub_def.h"]
+    """)
+
+
+def test_the_callers_pass_is_replayed_and_its_hunks_attributed(tmp_path, monkeypatch):
+    """obj_to_index() takes a struct slab: regen adapts its uses in
+    drivers/x/x.c and mm/util.c, which the entry does not list, in the same
+    patch.  The replay runs the callers pass too: the entry is exact, and
+    those files' hunks go to the rules of the callers pass that made them
+    (slab_callsite.cocci; the fold in mm/util.c, which sees mm/slab.h's
+    virt_to_slab(); slab_roundtrip.cocci outside mm/), not to the entry's
+    steps."""
+    from regen import series as S
+    from regen.worktree import DEFAULT_IDENTITY, tree_id
+    monkeypatch.setenv("SLABCONV_CACHE", str(tmp_path / "cache"))
+    tree = tmp_path / "linux"
+    for f, t in CALLERS_TREE.items():
+        (tree / f).parent.mkdir(parents=True, exist_ok=True)
+        (tree / f).write_text(t)
+    (tree / "Makefile").write_text("VERSION = 5\nPATCHLEVEL = 10\nSUBLEVEL = 0\n")
+    cocci = tmp_path / "cocci"
+    shutil.copytree(paths.COCCI / "rules", cocci / "rules")
+    (cocci / "series.toml").write_text(CALLERS_MANIFEST)
+    out = tmp_path / "series"
+    S.regenerate(tree, tree_id(tree), version="5.10", output=out, identity=DEFAULT_IDENTITY,
+                 manifest_path=cocci / "series.toml")
+    p = P.parse_patch(P.numbered_patches(out)[0])
+    files = {f.path: f for f in p.files}
+    assert sorted(files) == ["drivers/x/x.c", "include/linux/slub_def.h", "mm/slub.c",
+                             "mm/util.c"]
+    assert "+\treturn obj_to_index(s, page_slab(virt_to_head_page(p)), (void *)p);" in \
+        files["drivers/x/x.c"].hunks[0].lines
+    at = A.attribute("5.10", out, tree=str(tree), manifest_path=cocci / "series.toml")
+    e = at.entries[0]
+    assert e.exact and not e.differs and not e.error, (e.differs, e.error)
+    x = [at.sources_of_hunk(1, "drivers/x/x.c", h.index) for h in files["drivers/x/x.c"].hunks]
+    assert x == [["cocci/rules/slab_callsite.cocci"]] * len(x), x
+    assert [p.label for p in at.hunk(1, "drivers/x/x.c", 1) if not p.driver] == \
+        ["slab_callsite fn=obj_to_index"]
+    u = [at.sources_of_hunk(1, "mm/util.c", h.index) for h in files["mm/util.c"].hunks]
+    assert u == [["cocci/rules/slab_callsite.cocci", "cocci/rules/slab_fold.cocci"]], u
+    assert at.sources_of_hunk(1, "include/linux/slub_def.h", 1) == \
+        ["cocci/rules/slab_param.cocci"]
+    assert e.by_file == {f: [] for f in files}, e.by_file      # every line placed

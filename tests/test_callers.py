@@ -245,3 +245,319 @@ def test_uses_and_enclosing():
     assert callers.enclosing(text, 2) == "macro F"
     assert callers.enclosing(text, 3) == "file scope"
     assert callers.enclosing(text, 10) == "bar()"
+
+
+# ---- a declaration an entry moves (regen/visibility.py) ----------------------
+SLAB_H = textwrap.dedent("""\
+    #ifndef _LINUX_SLAB_H
+    #define _LINUX_SLAB_H
+
+    #ifdef CONFIG_HAVE_HARDENED_USERCOPY_ALLOCATOR
+    void __check_heap_object(const void *ptr, unsigned long n, struct page *page,
+    			bool to_user);
+    #else
+    static inline void __check_heap_object(const void *ptr, unsigned long n,
+    				       struct page *page, bool to_user) { }
+    #endif
+
+    #endif	/* _LINUX_SLAB_H */
+    """)
+MM_SLAB_H = textwrap.dedent("""\
+    #ifndef MM_SLAB_H
+    #define MM_SLAB_H
+    #include <linux/slab.h>
+
+    struct kmem_cache;
+
+    #endif /* MM_SLAB_H */
+    """)
+MM_SLUB = textwrap.dedent("""\
+    #include <linux/slab.h>
+    #include "slab.h"
+
+    void __check_heap_object(const void *ptr, unsigned long n, struct page *page,
+    			 bool to_user)
+    {
+    	if (n > page->objects)
+    		usercopy_abort("SLUB object", NULL, to_user, 0, n);
+    }
+    """)
+MM_USERCOPY = textwrap.dedent("""\
+    #include <linux/slab.h>
+    #include <asm/sections.h>
+
+    static void check_heap_object(const void *ptr, unsigned long n, bool to_user)
+    {
+    	struct page *page = virt_to_head_page(ptr);
+
+    	__check_heap_object(ptr, n, page, to_user);
+    }
+    """)
+MOVE = """
+    [[entry]]
+    id = "check-heap-object"
+    subject = "mm: Convert check_heap_object() to use struct slab"
+    message = "Move its declaration to mm/slab.h."
+      [[entry.step]]
+      convert = "param"
+      fn = "__check_heap_object"
+      const = true
+      files = ["mm/slub.c", "mm/usercopy.c"]
+      [[entry.step]]
+      rule = "rules/drop_decl.cocci"
+      files = ["include/linux/slab.h"]
+      defines = { fn = "__check_heap_object" }
+      [[entry.step]]
+      template = "templates/check_heap_object_decl.h"
+      into = "mm/slab.h"
+      at = "end"
+      why = "a declaration with an #ifdef'd static inline fallback"
+      [[entry.step]]
+      rule = "rules/include_mm_slab_h.cocci"
+      files = ["mm/usercopy.c"]
+      [[entry.expect]]
+      absent = '__check_heap_object'
+      in = ["include/linux/slab.h"]
+"""
+MOVED_TREE = {"include/linux/slab.h": SLAB_H, "mm/slab.h": MM_SLAB_H, "mm/slub.c": MM_SLUB,
+              "mm/usercopy.c": MM_USERCOPY,
+              # sees mm/slab.h through a header of its own that includes it
+              "drivers/v/v.h": '#include "../../mm/slab.h"\n',
+              "drivers/v/v.c": textwrap.dedent("""\
+                  #include <linux/slab.h>
+                  #include "v.h"
+
+                  static void v_check(const void *p, unsigned long n)
+                  {
+                  	__check_heap_object(p, n, virt_to_head_page(p), false);
+                  }
+                  """)}
+UNSEEN = textwrap.dedent("""\
+    #include <linux/mm.h>
+    #include <linux/slab.h>
+
+    static void u_check(const void *p, unsigned long n)
+    {
+    	struct page *page = virt_to_head_page(p);
+
+    	__check_heap_object(p, n, page, true);
+    }
+
+    #define U_CHECK(p, n) __check_heap_object(p, n, virt_to_head_page(p), 1)
+    """)
+
+
+def test_a_moved_declaration_its_callers_still_see_is_followed(tmp_path, cache):
+    """__check_heap_object()'s declaration moves from include/linux/slab.h
+    to mm/slab.h: the entry's own mm/usercopy.c gets the include; a driver
+    that includes mm/slab.h through a header of its own still sees it, and
+    its call is adapted."""
+    res = _regen(tmp_path, MOVED_TREE, MOVE)
+    wt = res.worktree.path
+    assert "__check_heap_object" not in (wt / "include/linux/slab.h").read_text()
+    assert "const struct slab *slab" in (wt / "mm/slab.h").read_text()
+    assert '#include "slab.h"' in (wt / "mm/usercopy.c").read_text()
+    v = (wt / "drivers/v/v.c").read_text()
+    assert "__check_heap_object(p, n, virt_to_slab(p), false);" in v or \
+        "__check_heap_object(p, n, page_slab(virt_to_head_page(p)), false);" in v, v
+    assert res.entries[0].callers == ["v_check() (drivers/v/v.c:6) uses __check_heap_object()"]
+
+
+def test_a_caller_that_cannot_see_the_moved_declaration_stops_regen(tmp_path, cache):
+    """lib/u.c sees __check_heap_object() only through include/linux/slab.h,
+    which no longer declares it: regen stops, exit 1, naming each use
+    (file:line, the function or macro around it, the function, where it is
+    declared now and why the file does not see it); no series is written.
+    The driver that sees mm/slab.h is not named."""
+    with pytest.raises(SlabconvError) as e:
+        _regen(tmp_path, {**MOVED_TREE, "lib/u.c": UNSEEN}, MOVE)
+    assert e.value.exit_code == 1
+    msg = str(e.value)
+    assert "entry 'check-heap-object'" in msg, msg
+    why = ("__check_heap_object(): declared in mm/slab.h after this entry (in "
+           "include/linux/slab.h before), which lib/u.c does not include, directly or "
+           "through the headers it includes")
+    assert f"  lib/u.c:8: u_check(): {why}" in msg, msg
+    assert f"  lib/u.c:11: macro U_CHECK: {why}" in msg, msg
+    assert "drivers/v" not in msg and "mm/usercopy.c" not in msg, msg
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_declaration_removed_from_every_header_stops_its_callers(tmp_path, cache):
+    """An entry that removes a function's only declaration (no new home):
+    a caller elsewhere would call an undeclared function."""
+    body = MOVE.replace("""      [[entry.step]]
+      template = "templates/check_heap_object_decl.h"
+      into = "mm/slab.h"
+      at = "end"
+      why = "a declaration with an #ifdef'd static inline fallback"
+""", "")
+    with pytest.raises(SlabconvError) as e:
+        _regen(tmp_path, {**MOVED_TREE}, body)
+    msg = str(e.value)
+    assert ("  drivers/v/v.c:6: v_check(): __check_heap_object(): no header declares it "
+            "after this entry (it was in include/linux/slab.h)") in msg, msg
+    assert "  mm/usercopy.c:" in msg, msg      # the entry's own files are checked too
+
+
+def test_declared_and_includes():
+    from regen import visibility as V
+    text = textwrap.dedent("""\
+        #include <linux/a.h>   /* #include <not/this.h> */
+        #include "b.h"
+        #define M(x) f(x)
+        #define N 1
+        __printf(2, 3) int pr(int l, const char *fmt, ...);
+        static inline struct page *g(struct page *p,
+        			     int (*cb)(void)) { return h(p); }
+        extern void (*fp)(int);
+        DECLARE_THING(k);
+        static int v = w(1);
+        struct s { int (*op)(void); };
+        """)
+    assert V.declared(text) == {"M", "pr", "g"}
+    assert V.includes(text) == [("<", "linux/a.h"), ('"', "b.h")]
+    assert V._normpath("drivers/v/../../mm/slab.h") == "mm/slab.h"
+    assert V._normpath("../x.h") is None
+
+
+# ---- a struct page parameter dropped or made const ---------------------------
+PAGE_PARAMS = {
+    "include/linux/u.h": textwrap.dedent("""\
+        #ifndef _LINUX_U_H
+        #define _LINUX_U_H
+        struct page;
+        struct kmem_cache;
+        void *user_index_to_obj(struct kmem_cache *cache, struct page *page,
+        			unsigned int idx);
+        #endif
+        """),
+    "mm/u.c": textwrap.dedent("""\
+        #include <linux/u.h>
+
+        void *user_setup_object(struct kmem_cache *s, struct page *page, void *object)
+        {
+        	return (char *)object + (s != 0);
+        }
+
+        void *user_index_to_obj(struct kmem_cache *cache, struct page *page,
+        			unsigned int idx)
+        {
+        	return (char *)cache + idx + (page != 0);
+        }
+        """),
+    # a prototype of its own of the function whose page goes, calls of both
+    "drivers/d/d.c": textwrap.dedent("""\
+        #include <linux/u.h>
+
+        void *user_setup_object(struct kmem_cache *s, struct page *page, void *object);
+        void *d_first(struct kmem_cache *s, struct page *page, void *p);
+
+        void *d_first(struct kmem_cache *s, struct page *page, void *p)
+        {
+        	return user_setup_object(s, page, p) ? user_index_to_obj(s, page, 0) : 0;
+        }
+        """),
+    # only calls of the function whose page is const now: nothing to do
+    "drivers/e/e.c": textwrap.dedent("""\
+        #include <linux/u.h>
+
+        void *e_obj(struct kmem_cache *s, struct page *page);
+
+        void *e_obj(struct kmem_cache *s, struct page *page)
+        {
+        	return user_index_to_obj(s, page, 1);
+        }
+        """)}
+PAGE_PARAMS_ENTRY = """
+    [[entry]]
+    id = "page-params"
+    subject = "mm: Drop and constify page parameters"
+    message = "Drop one, constify the other."
+      [[entry.step]]
+      rule = "rules/drop_param.cocci"
+      files = ["mm/u.c"]
+      defines = { fn = "user_setup_object" }
+      [[entry.step]]
+      rule = "rules/const_page_param.cocci"
+      files = ["include/linux/u.h", "mm/u.c"]
+      defines = { fn = "user_index_to_obj" }
+      [[entry.expect]]
+      present = 'user_setup_object\\(struct kmem_cache \\*s, void \\*object\\)'
+      in = ["mm/u.c"]
+"""
+
+
+def _compiles(tree: Path) -> dict[str, str]:
+    """gcc's errors and warnings (-Wall -Werror) per .c file of `tree`, and
+    of the whole program ("*": every .c file in one translation unit, where
+    a prototype or a call that disagrees with another file's definition is
+    an error, as the link would be)."""
+    import shutil as sh
+    import subprocess
+    assert sh.which("gcc"), "gcc (Debian package gcc) is required"
+    out = {}
+    cs = sorted(c for c in tree.rglob("*.c") if ".git" not in c.parts)
+    whole = tree.parent / f"{tree.name}-whole-program.c"
+    whole.write_text("".join(f'#include "{c}"\n' for c in cs))
+    for c in cs + [whole]:
+        cp = subprocess.run(["gcc", "-fsyntax-only", "-Wall", "-Werror", "-I", str(tree / "include"),
+                             str(c)], capture_output=True, text=True)
+        if cp.returncode:
+            out["*" if c == whole else str(c.relative_to(tree))] = cp.stderr
+    whole.unlink()
+    return out
+
+
+def test_a_dropped_or_const_page_parameter_is_followed_into_unlisted_files(tmp_path, cache):
+    """drop_param removes user_setup_object()'s page parameter: a driver's
+    call loses the argument and its prototype the parameter.  const_page_param
+    makes user_index_to_obj()'s page const: calls need nothing (a driver that
+    only calls it is not in the patch); every file compiles before and after
+    (gcc -Wall -Werror), which a call with the old argument count, or a
+    prototype of the old type, would not."""
+    t = tmp_path / "linux"
+    for f, text in PAGE_PARAMS.items():
+        (t / f).parent.mkdir(parents=True, exist_ok=True)
+        (t / f).write_text(text)
+    assert _compiles(t) == {}
+    res = _regen(tmp_path, PAGE_PARAMS, PAGE_PARAMS_ENTRY)
+    wt = res.worktree.path
+    d = (wt / "drivers/d/d.c").read_text()
+    assert "void *user_setup_object(struct kmem_cache *s, void *object);" in d, d
+    assert "return user_setup_object(s, p) ? user_index_to_obj(s, page, 0) : 0;" in d, d
+    assert (wt / "drivers/e/e.c").read_text() == PAGE_PARAMS["drivers/e/e.c"]
+    assert "const struct page *page" in (wt / "include/linux/u.h").read_text()
+    assert _compiles(wt) == {}
+    assert res.entries[0].callers == [
+        "drivers/d/d.c:3".join(["file scope (", ") uses user_setup_object()"]),
+        "d_first() (drivers/d/d.c:8) uses user_setup_object()"], res.entries[0].callers
+    text = [p for p in res.patches if not p.name.startswith("0000-")][0].read_text()
+    assert "drivers/e/e.c" not in text
+    assert "Generated by: cocci/rules/page_param_callsite.cocci" in text
+    # without the callers pass the driver would not build
+    broken = tmp_path / "broken"
+    import shutil
+    shutil.copytree(wt, broken, ignore=shutil.ignore_patterns(".git"))
+    (broken / "drivers/d/d.c").write_text(PAGE_PARAMS["drivers/d/d.c"])
+    errors = _compiles(broken)
+    assert list(errors) == ["*"] and "conflicting types for" in errors["*"], \
+        errors
+
+
+def test_a_use_of_a_const_page_function_that_cannot_follow_stops_regen(tmp_path, cache):
+    """A function pointer of the old type (its address taken) would be an
+    incompatible pointer: regen stops there with its place."""
+    files = dict(PAGE_PARAMS)
+    files["drivers/f/f.c"] = textwrap.dedent("""\
+        #include <linux/u.h>
+
+        void *(*f_op)(struct kmem_cache *, struct page *, unsigned int) = user_index_to_obj;
+        """)
+    with pytest.raises(SlabconvError) as e:
+        _regen(tmp_path, files, PAGE_PARAMS_ENTRY)
+    msg = str(e.value)
+    assert ("drivers/f/f.c:3: file scope: user_index_to_obj(): not a call: its address is "
+            "taken, and would have the old type (user_index_to_obj() takes a const struct "
+            "page (argument 2))") in msg, msg
+    assert "drivers/e/e.c" not in msg and "drivers/d/d.c" not in msg

@@ -47,8 +47,9 @@ def line_of(tree: Path, f: str, needle: str) -> int:
     return next(i for i, ln in enumerate(lines, 1) if needle in ln)
 
 
-# a struct page reached through a member of the user's own struct: no rule
-# converts the member's type, so these stay uses of struct page's fields
+# the forms left to the error: a struct page reached through a member of the
+# user's own struct (no rule converts the member's type), a global, a page
+# used both as a page and as a slab; these stay uses of struct page's fields
 HOLDER_SLUB = """
 struct slabconv_user_holder {
 \tstruct page *pg;
@@ -58,6 +59,22 @@ unsigned int slabconv_user_held_inuse(struct slabconv_user_holder *h);
 unsigned int slabconv_user_held_inuse(struct slabconv_user_holder *h)
 {
 \treturn h->pg->inuse;
+}
+
+/* a global struct page: no rule converts a global's type */
+static struct page *slabconv_user_last;
+
+unsigned int slabconv_user_last_inuse(void);
+unsigned int slabconv_user_last_inuse(void)
+{
+\treturn slabconv_user_last->inuse;
+}
+
+/* a page used both as a page and as a slab stays a page */
+void *slabconv_user_both(struct page *page);
+void *slabconv_user_both(struct page *page)
+{
+\treturn page_address(page) + page->objects;
 }
 """
 HOLDER_LIB = """
@@ -87,6 +104,10 @@ def test_an_unconverted_use_stops_regen_with_its_place(tmp_path):
     lib = line_of(tree, "lib/dump_stack.c", "return r->pg->slab_cache;")
     assert f"mm/slub.c:{slub}: slabconv_user_held_inuse(): page->inuse" in err, err[-3000:]
     assert f"lib/dump_stack.c:{lib}: slabconv_user_cache_of(): page->slab_cache" in err
+    glob = line_of(tree, "mm/slub.c", "return slabconv_user_last->inuse;")
+    assert f"mm/slub.c:{glob}: slabconv_user_last_inuse(): page->inuse" in err, err[-3000:]
+    both = line_of(tree, "mm/slub.c", "return page_address(page) + page->objects;")
+    assert f"mm/slub.c:{both}: slabconv_user_both(): page->objects" in err, err[-3000:]
     assert not out.exists(), "no series is written"
     drop(tree)
 
@@ -123,6 +144,43 @@ def test_a_use_elsewhere_that_cannot_be_adapted_stops_regen_with_its_place(tmp_p
         assert "slabconv: error: entry 'memcg'" in err, err[-3000:]
         assert (f"mm/util.c:{line}: user_util_index_fn(): obj_to_index(): not a call"
                 in err), err[-3000:]
+        assert not out.exists(), "no series is written"
+    finally:
+        drop(tree)
+
+
+# a call, outside mm/, of a function whose declaration the check_heap_object
+# patch moves from include/linux/slab.h to mm/slab.h, which the file does
+# not include: after that patch it would call an undeclared function
+MOVED_DECL_LIB = """
+#include <linux/slab.h>
+
+static void __maybe_unused user_lib_check(const void *p, unsigned long n)
+{
+\t__check_heap_object(p, n, virt_to_head_page(p), false);
+}
+"""
+
+
+def test_a_call_that_cannot_see_a_moved_declaration_stops_regen_with_its_place(tmp_path):
+    """regen stops at the check_heap_object patch, exit 1, naming the call
+    (file:line, function), the function, where it is declared now and why
+    the file does not see it; no series is written."""
+    tree = user_branch(tmp_path, {"lib/dump_stack.c": MOVED_DECL_LIB})
+    out = tmp_path / "series"
+    env = dict(os.environ, SLABCONV_IDENTITY="slabconv <slabconv@localhost>")
+    cp = subprocess.run([str(REPO / "slabconv"), "regen", "--tree", str(tree),
+                         "--output", str(out)], cwd=REPO, env=env, capture_output=True,
+                        text=True)
+    try:
+        assert cp.returncode == 1, cp.stderr[-3000:]
+        err = cp.stderr
+        line = line_of(tree, "lib/dump_stack.c", "__check_heap_object(p, n,")
+        assert "slabconv: error: entry 'check-heap-object'" in err, err[-3000:]
+        assert (f"lib/dump_stack.c:{line}: user_lib_check(): __check_heap_object(): declared "
+                f"in mm/slab.h after this entry (in include/linux/slab.h before), which "
+                f"lib/dump_stack.c does not include, directly or through the headers it "
+                f"includes") in err, err[-3000:]
         assert not out.exists(), "no series is written"
     finally:
         drop(tree)
@@ -176,9 +234,26 @@ static void *__maybe_unused user_slub_page_only(struct page *page)
 {
 \treturn page_address(page);
 }
+
+/* a slab member written; the cpu partial chain walked (slub_percpu_partial()
+ * becomes slab_page(...) at the kmem_cache_cpu patch) */
+static void __maybe_unused user_slub_thaw(struct page *page)
+{
+\tpage->frozen = 0;
+}
+
+static unsigned int __maybe_unused user_slub_cpu_partial(struct kmem_cache_cpu *c)
+{
+\tstruct page *page;
+\tunsigned int x = 0;
+
+\tfor (page = slub_percpu_partial(c); page; page = page->next)
+\t\tx += page->objects;
+\treturn x;
+}
 """,
     "mm/slab.c": """
-/* user code: SLAB's full list walked, page->active read */
+/* user code: SLAB's full, partial and free lists walked, page->active read */
 static unsigned int __maybe_unused user_slab_active(struct kmem_cache_node *n)
 {
 \tstruct page *page;
@@ -186,6 +261,10 @@ static unsigned int __maybe_unused user_slab_active(struct kmem_cache_node *n)
 
 \tlist_for_each_entry(page, &n->slabs_full, slab_list)
 \t\tx += page->active;
+\tlist_for_each_entry(page, &n->slabs_partial, slab_list)
+\t\tx += page->active;
+\tlist_for_each_entry(page, &n->slabs_free, slab_list)
+\t\tx++;
 \treturn x;
 }
 
@@ -280,6 +359,24 @@ static int __maybe_unused user_lib_page_only(const void *x)
 
 \treturn page_count(page);
 }
+
+/* user code outside mm/: the return value of mm/kasan's kasan_addr_to_page(),
+ * which the kasan patch renames kasan_addr_to_slab() and makes return a
+ * struct slab (the file's own prototype, as mm/kasan/kasan.h's other
+ * declarations need KASAN's shadow constants): used as a slab, and as a page */
+struct page *kasan_addr_to_page(const void *addr);
+
+static struct kmem_cache *__maybe_unused user_lib_kasan_cache(const void *x)
+{
+\tstruct page *page = kasan_addr_to_page(x);
+
+\treturn page->slab_cache;
+}
+
+static int __maybe_unused user_lib_kasan_nid(const void *x)
+{
+\treturn page_to_nid(kasan_addr_to_page(x));
+}
 """,
 }
 
@@ -327,7 +424,10 @@ def test_every_form_is_converted_and_the_objects_build(tmp_path):
                      "user_slob_units(): local sp (mm/slob.c)",
                      "user_common_cache(): local page (mm/slab_common.c)",
                      "user_common_freelist(): parameter page (mm/slab_common.c)",
-                     "user_lib_cache(): local page (lib/dump_stack.c)"):
+                     "user_lib_cache(): local page (lib/dump_stack.c)",
+                     "user_slub_thaw(): parameter page (mm/slub.c)",
+                     "user_slub_cpu_partial(): local page (mm/slub.c)",
+                     "user_lib_kasan_cache(): local page (lib/dump_stack.c)"):
             assert conv in msg, msg[:3000]
         assert "page_only" not in msg
         # the calls of the header's functions in files no entry lists: adapted
@@ -338,7 +438,14 @@ def test_every_form_is_converted_and_the_objects_build(tmp_path):
                 ("memcg-Convert-object-cgroups", "user_util_objects() (mm/util.c:%d) uses "
                  "objs_per_slab_page()" % line_of(tree, "mm/util.c", "return objs_per_slab_page(")),
                 ("mm-kasan-Convert-to-struct-slab", "user_lib_nearest() (lib/dump_stack.c:%d) uses "
-                 "nearest_obj()" % line_of(tree, "lib/dump_stack.c", "return nearest_obj("))):
+                 "nearest_obj()" % line_of(tree, "lib/dump_stack.c", "return nearest_obj(")),
+                # the return value: slab_callsite_return.cocci, after rename_fn.cocci
+                ("mm-kasan-Convert-to-struct-slab", "user_lib_kasan_cache() (lib/dump_stack.c:%d) "
+                 "uses kasan_addr_to_page()" % line_of(tree, "lib/dump_stack.c",
+                                                       "= kasan_addr_to_page(x);")),
+                ("mm-kasan-Convert-to-struct-slab", "user_lib_kasan_nid() (lib/dump_stack.c:%d) "
+                 "uses kasan_addr_to_page()" % line_of(tree, "lib/dump_stack.c",
+                                                       "page_to_nid(kasan_addr_to_page(x))"))):
             p = [p for p in patches if subject in p.name]
             assert len(p) == 1, subject
             text = p[0].read_text()
@@ -346,6 +453,16 @@ def test_every_form_is_converted_and_the_objects_build(tmp_path):
                 text.split("\n---\n")[0]
         assert "objs_per_slab(s, virt_to_slab(x))" in \
             [p for p in patches if "memcg-Convert" in p.name][0].read_text()
+        kasan = [p for p in patches if "mm-kasan-Convert" in p.name][0].read_text()
+        for line in ("+struct slab *kasan_addr_to_slab(const void *addr);",
+                     "+\tstruct page *page = slab_page(kasan_addr_to_slab(x));",
+                     "+\treturn page_to_nid(slab_page(kasan_addr_to_slab(x)));"):
+            assert line in kasan.split("\n"), line
+        usage_text = usage_patch[0].read_text()
+        for line in ("+\tstruct slab *slab = kasan_addr_to_slab(x);",
+                     "+\tfor (slab = slub_percpu_partial(c); slab; slab = slab->next)",
+                     "+\tslab->frozen = 0;"):
+            assert line in usage_text.split("\n"), line
         # the series' commits, in a clone of the cache's repository for this
         # tree (each regen works in a worktree of its own and leaves the
         # shared repository as it is): the slot branch that has the usage patch
@@ -362,6 +479,14 @@ def test_every_form_is_converted_and_the_objects_build(tmp_path):
         work = tmp_path / "clone"
         subprocess.run(["git", "clone", "-q", "--shared", "--no-checkout", str(repo), str(work)],
                        check=True)
+        # the series written applies with git am onto the branch, to the same tree
+        git("checkout", "-q", "-f", "-b", "am", BASE_TAG, at=work)
+        series = [str(p) for p in patches if not p.name.startswith("0000-")]   # no cover
+        am = subprocess.run(["git", "-C", str(work), "-c", "user.name=t", "-c", "user.email=t@t",
+                             "am", "-q", *series], capture_output=True, text=True)
+        assert am.returncode == 0, am.stdout + am.stderr
+        assert git("rev-parse", "HEAD^{tree}", at=work) == git("rev-parse", f"{head}^{{tree}}",
+                                                               at=work)
         git("checkout", "-q", "-f", head, at=work)
         for f, code in FORMS.items():
             final = (work / f).read_text()

@@ -21,7 +21,8 @@
 ///   PageSlab(slab_page(X))          -> slab_test_cache(X)
 ///   PageSlabPfmemalloc(slab_page(X)) and its setters -> slab_*_pfmemalloc(X)
 ///   slab_page(X) == NULL, !slab_page(X), slab_page(X) == slab_page(Y),
-///   if (slab_page(X)), slab_page(X) && E ...  -> the same test on X
+///   if (slab_page(X)), slab_page(X) && E, a while or for loop's condition
+///                                             -> the same test on X
 ///   A->next = slab_page(X)          -> A->next = X  (A declared struct slab *)
 ///   f(..., slab_page(X), ...)       -> f(..., X, ...) where the definition
 ///                                      of f in the same file takes a struct
@@ -158,7 +159,7 @@ expression X, Y;
 )
 
 @depends on patch disable isnt_null1, not_ptr2@
-expression X;
+expression X, E1, E3;
 statement S1, S2;
 @@
 (
@@ -176,6 +177,11 @@ statement S1, S2;
 -slab_page(X)
 +X
  ) S1
+|
+ for (E1;
+-slab_page(X)
++X
+ ; E3) S1
 )
 
 // A member of a known slab (a local or parameter declared struct slab *)
