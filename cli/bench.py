@@ -10,7 +10,7 @@ from pathlib import Path
 import verify
 from base import atomic, paths
 from base.log import duration, info
-from regen import series, spatch, template, warmstart, worktree
+from regen import series, spatch, template, worktree
 from regen.source import series_dir
 from regen.worktree import BASE_TAG
 from report import results
@@ -168,9 +168,7 @@ def cmd_bench(args) -> int:
     figures["calibration_seconds"] = round((time.monotonic() - t0) / 3, 3)
     warm.worktree.git("checkout", "-q", "-f", "HEAD", "--", "mm/slub.c")
     # every spatch run for real (as on a new kernel or a changed tree) ...
-    before = dict(warmstart.STATS)
     cold = [_regen_once(src, spatch_cache=False) for _ in range(2)]
-    figures["warm_starts"] = {k: warmstart.STATS[k] - before[k] for k in before}
     best = min(cold, key=lambda r: r.seconds)
     figures["regen_seconds"] = [round(r.seconds, 2) for r in cold]
     figures["regen_entries"] = {e.subject: round(e.seconds, 2) for e in best.entries}
@@ -213,9 +211,6 @@ def cmd_bench(args) -> int:
     print(f"  calibration: one spatch run over mm/slub.c takes {cal}s on this machine now"
           + (f" (the cold figure is about {min(figures['regen_seconds']) / cal:.0f} of those)"
              if cal > 0 else ""))
-    ws = figures["warm_starts"]
-    print(f"  warm starts (regen/warmstart.py) in those runs: {ws['used']} used, "
-          f"{ws['discarded']} not used, {ws['fallback']} fell back to an ordinary run")
     print(f"  regeneration with spatch results cached: {figures['regen_cached_seconds']:.2f}s")
     print(f"  spatch peak memory: {figures['spatch_peak_rss_mb']} MB (max RSS of one run, "
           f"{figures['spatch_peak_rule']})")

@@ -3,7 +3,6 @@
 manifest.py  the manifest schema (entries, steps, expected effects)
 worktree.py  the git work tree: baseline commit, commits, format-patch
 spatch.py    running one SmPL rule
-warmstart.py starting the next spatch run before its input is final
 template.py  inserting a template at an anchor that a SmPL rule locates
 tidy.py      removing preprocessor conditionals that a step emptied
 effects.py   checking an entry's expected effects

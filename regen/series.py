@@ -16,7 +16,7 @@ from base import paths
 from base.lock import locked
 from base.log import info, SlabconvError
 from . import (callers, comments, declsplit, effects, guard, kerneldoc, manifest, members,
-    spatch, template, tidy, upstream, usage, visibility, warmstart)
+    spatch, template, tidy, upstream, usage, visibility)
 from .spatch import SpatchCrash
 from .worktree import Identity, WorkTree
 
@@ -151,25 +151,6 @@ def _batch_rule(series: manifest.Series, batch: list[manifest.Step], tree: Path,
     return spatch.compose_instances(
         [([series.root / r for r in st.rules], _defines(st, tree), not st.convert) for st in batch],
         scratch)
-
-
-def prestart_entry(series: manifest.Series, entry: manifest.Entry, wt: WorkTree) -> bool:
-    """Start the first spatch run of `entry` warm (regen/warmstart.py), as
-    it would be made on the work tree as it is now.  The entries before it
-    may change what it will be (a parameter's position): apply_rule uses
-    the process only if its command is the one it makes."""
-    if entry.skip or not entry.steps:
-        return False
-    batch = batches(entry.steps)[0]
-    batch = batch[:_ready(batch, wt.path)]
-    if batch[0].kind != "rule":
-        return False
-    try:
-        rule, defines = _batch_rule(series, batch, wt.path, wt.scratch)
-    except SlabconvError:
-        return False
-    return spatch.prestart(rule, wt.path, batch[0].files, defines=defines,
-                           options=batch[0].options)
 
 
 _REFUSED = re.compile(r"^(?P<path>[^:]+):(?P<line>\d+): (?P<fn>\w+)\(\) returns "
@@ -334,104 +315,6 @@ def _reads(entry: manifest.Entry) -> set[str]:
     return set(entry.files) | {f for x in entry.expects for f in x.files}
 
 
-def _independent(entries: list[manifest.Entry], k: int, j: int) -> bool:
-    """Whether entry j can be applied before entries k..j-1 with the same
-    result: none of them writes a file j reads, nor reads one j writes."""
-    rj, wj = _reads(entries[j]), set(entries[j].files)
-    if entries[j].usage or any(e.usage for e in entries[k:j]):
-        return False            # the usage pass's files are known only when it runs
-    return all(not (rj & set(e.files)) and not (wj & _reads(e))
-               for e in entries[k:j] if not e.skip)
-
-
-LOOKAHEAD = os.environ.get("SLABCONV_LOOKAHEAD", "1") != "0"
-
-
-class _Shadow:
-    """Where an entry is applied ahead of its turn: copies of the files it
-    reads, and the work tree's scratch directory for composed rules."""
-    def __init__(self, wt: WorkTree, entry: manifest.Entry):
-        self.path = wt.path.parent / "ahead" / entry.id
-        self.scratch = wt.scratch
-        if self.path.exists():
-            shutil.rmtree(self.path)
-        for f in sorted(_reads(entry)):
-            if (wt.path / f).is_file():
-                (self.path / f).parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy2(wt.path / f, self.path / f)
-        self.path.mkdir(parents=True, exist_ok=True)
-
-    def apply(self, series: manifest.Series, entry: manifest.Entry):
-        t0 = time.monotonic()
-        return apply_entry(series, entry, self), time.monotonic() - t0
-
-    def copy_back(self, wt: WorkTree, entry: manifest.Entry) -> None:
-        for f in entry.files:
-            src, dst = self.path / f, wt.path / f
-            if src.is_file():
-                dst.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy2(src, dst)
-            elif dst.is_file():
-                dst.unlink()
-        shutil.rmtree(self.path, ignore_errors=True)
-
-
-class _Ahead:
-    """Entries applied on a second thread while the main one works through
-    the series: an entry whose files nothing between it and the current
-    entry reads or writes gives the same result early (its input is
-    already final), so its spatch runs use the second core.  One at a time;
-    the results are taken back into the work tree, and committed, in
-    series order."""
-    def __init__(self, series: manifest.Series, wt: WorkTree, last: int):
-        from concurrent.futures import ThreadPoolExecutor
-        self.series, self.wt, self.last = series, wt, last
-        self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ahead") if LOOKAHEAD else None
-        self.jobs: dict[int, tuple[_Shadow, object]] = {}
-
-    def launch(self, k: int) -> None:
-        """While entry k is next on the main thread: start the first later
-        entry that does not depend on k..itself, unless one is running."""
-        if self.pool is None or any(not fut.done() for _, fut in self.jobs.values()):
-            return
-        entries = self.series.entries
-        for j in range(k + 1, self.last + 1):
-            if j in self.jobs or entries[j].skip:
-                continue
-            if _independent(entries, k, j):
-                sh = _Shadow(self.wt, entries[j])
-                self.jobs[j] = (sh, self.pool.submit(sh.apply, self.series, entries[j]))
-                return
-
-    def take(self, j: int) -> tuple[list[str], float] | None:
-        """Entry j's result, copied into the work tree (None: it was not run
-        ahead).  A failure is raised now, in series order."""
-        job = self.jobs.pop(j, None)
-        if job is None:
-            return None
-        sh, fut = job
-        files, secs = fut.result()
-        sh.copy_back(self.wt, self.series.entries[j])
-        return files, secs
-
-    def drop(self, files) -> None:
-        """Forget the entries applied ahead that read one of `files` (they
-        changed after the copy was made): they are applied again in turn."""
-        for j, (sh, fut) in list(self.jobs.items()):
-            if _reads(self.series.entries[j]) & set(files):
-                try:
-                    fut.result()
-                except Exception:       # its failure, if any, shows when it is applied again
-                    pass
-                shutil.rmtree(sh.path, ignore_errors=True)
-                del self.jobs[j]
-
-    def close(self) -> None:
-        if self.pool is not None:
-            self.pool.shutdown(wait=True, cancel_futures=True)
-        shutil.rmtree(self.wt.path.parent / "ahead", ignore_errors=True)
-
-
 def regenerate(tree: Path, source_id: str, *, version: str, output: Path | None,
                identity: Identity, manifest_path: Path | None = None,
                workdir: Path | None = None, until: str | None = None,
@@ -457,7 +340,6 @@ def regenerate(tree: Path, source_id: str, *, version: str, output: Path | None,
     if converted_at:
         info("regen", f"this kernel already has struct slab ({converted_at}): upstream's own "
                       f"conversion; each entry is applied, found upstream or not applicable")
-    ahead = _Ahead(series, wt, last if not converted_at else -1)
     verdicts: list[tuple[str, str, str, list[str]]] = []    # (id, subject, status, evidence)
     committer = wt.importer()   # git fast-import beside the driver: one commit per entry
     index = callers.Index(tree, source_id, wt.path)
@@ -480,7 +362,6 @@ def regenerate(tree: Path, source_id: str, *, version: str, output: Path | None,
                          index.files)
         got = callers.adapt(series, entry, wt, index, before, after)
         if got.files:
-            ahead.drop(got.files)
             listing = "\n".join(f"  {x.describe()}" for x in got.sites)
             entry = replace(entry, steps=entry.steps + got.steps,
                             message=f"{entry.message}\n\n{callers.HEADER}\n\n{listing}")
@@ -521,14 +402,7 @@ def regenerate(tree: Path, source_id: str, *, version: str, output: Path | None,
                                            conversions=[x.describe() for x in found],
                                            callers=elsewhere_uses))
                 continue
-            ahead.launch(i - 1)
-            done = ahead.take(i - 1)
-            if not converted_at:
-                nxt = next((e for j, e in enumerate(series.entries[i:last + 1], i)
-                            if not e.skip and j not in ahead.jobs), None)
-                if nxt is not None:     # the next run on this thread starts while this one works
-                    prestart_entry(series, nxt, wt)
-            info("regen", f"[{i}/{total}] {entry.subject}{' (applied ahead)' if done else ''}")
+            info("regen", f"[{i}/{total}] {entry.subject}")
             if converted_at:
                 v = _on_converted_kernel(series, entry, wt)
                 if v.status != upstream.APPLIED:
@@ -536,13 +410,10 @@ def regenerate(tree: Path, source_id: str, *, version: str, output: Path | None,
                     verdicts.append((entry.id, entry.subject, v.status, v.evidence))
                     skipped.append((entry.id, entry.subject, v.describe()))
                     continue
-                files, secs = v.evidence, None
+                files = v.evidence
             else:
                 try:
-                    if done is None:
-                        files, secs = apply_entry(series, entry, wt), None
-                    else:
-                        files, secs = done
+                    files = apply_entry(series, entry, wt)
                 except SlabconvError as e:
                     later = dependents(series, entry.id)
                     if later:
@@ -550,17 +421,13 @@ def regenerate(tree: Path, source_id: str, *, version: str, output: Path | None,
                                   f"applied without it: {', '.join(later)}",) + e.args[1:]
                     raise
             verdicts.append((entry.id, entry.subject, upstream.APPLIED, []))
-            e1 = time.monotonic()
             entry, files, elsewhere_uses = elsewhere(entry, files)
             # committed from a snapshot, in order, while the next entry runs
             committer.commit(commit_message(series, entry, identity), wt.snapshot(files))
-            results.append(EntryResult(entry.id, entry.subject,
-                                       (secs if secs is not None else e1 - e0)
-                                       + time.monotonic() - e1, files, callers=elsewhere_uses))
+            results.append(EntryResult(entry.id, entry.subject, time.monotonic() - e0, files,
+                                       callers=elsewhere_uses))
         failed = False
     finally:
-        warmstart.POOL.discard(wt.path)
-        ahead.close()
         try:
             ids = committer.close()     # the entries before a failed one stay committed
         except SlabconvError:

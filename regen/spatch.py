@@ -14,7 +14,6 @@ from pathlib import Path
 from base import paths
 from base.log import info, SlabconvError
 from base.proc import require_tool, tied
-from . import warmstart
 
 
 class SpatchCrash(SlabconvError):
@@ -144,26 +143,6 @@ def _apply_command(rule: Path, tree: Path, files: list[str], defines, options, w
     return _command(rule, tree, files, mode, defines, options, what)
 
 
-# Whether the last apply_rule on a tree (by its path) was answered from the cache.
-_LAST_HIT: dict[str, bool] = {}
-
-
-def prestart(rule: Path, tree: Path, files: list[str], *, defines: dict[str, str] | None = None,
-             options: list[str] | None = None) -> bool:
-    """Start the spatch run that apply_rule(rule, tree, files, ...) will
-    make, before its input is final (a warm start, regen/warmstart.py):
-    apply_rule uses it if its command is the same then.  Not where results
-    come from the cache (the last run on `tree` was a hit).  Returns whether
-    a process is waiting."""
-    if _LAST_HIT.get(str(tree)):
-        return False
-    try:
-        cmd = _apply_command(rule, tree, files, defines, options, "warm start")
-    except SlabconvError:
-        return False
-    return warmstart.POOL.start(cmd, tree, files, tree.parent / "warm")
-
-
 def apply_rule(rule: Path, tree: Path, files: list[str], *, defines: dict[str, str] | None = None,
                options: list[str] | None = None, what: str = "") -> str:
     """Apply `rule` in place to `files` (relative to `tree`); return spatch's output.
@@ -183,28 +162,11 @@ def apply_rule(rule: Path, tree: Path, files: list[str], *, defines: dict[str, s
         hit = cache / key[:2] / key
         datas = _cached(hit, len(files))
         if datas is not None:
-            _LAST_HIT[str(tree)] = True
-            warmstart.POOL.discard(tree)
             for f, data in zip(files, datas[1:]):
                 if (tree / f).read_bytes() != data:
                     (tree / f).write_bytes(data)
             return datas[0].decode(errors="replace").replace("\r\n", "\n").replace("\r", "\n")
-    _LAST_HIT[str(tree)] = False
-    result = None
-    warm = warmstart.POOL.take(cmd, tree)
-    if warm is not None:
-        inputs = [(tree / f).read_bytes() for f in files]
-        result = warm.run(inputs, lambda p: _wait(p, rule))
-        if result is not None and _failed(result[0], result[1] + result[2]):
-            result = None           # a failure is reported from an ordinary run
-        warmstart.count("used" if result is not None else "fallback")
-    if result is not None:
-        rc, stdout, stderr, datas = result
-        for f, old, data in zip(files, inputs, datas):
-            if data != old:
-                (tree / f).write_bytes(data)
-    else:
-        rc, stdout, stderr = _run(cmd, tree, rule)
+    rc, stdout, stderr = _run(cmd, tree, rule)
     out = stdout + stderr
     if _failed(rc, out):
         places = error_places(out)

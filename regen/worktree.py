@@ -250,9 +250,6 @@ class WorkTree:
                   *[common / "refs" / "heads" / f"{b}.lock"
                     for b in (self.branch, self.applied_branch)]]:
             _remove_stale(f)
-        for d in ("warm", "ahead"):      # the warm starts' pipes, the entries applied ahead
-            if (self.path.parent / d).exists():
-                shutil.rmtree(self.path.parent / d, ignore_errors=True)
         am = own / "rebase-apply"
         if am.exists():
             info("regen", f"removing {am}: an unfinished git am of a run that was killed")

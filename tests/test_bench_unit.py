@@ -31,16 +31,13 @@ def _guest(name, arch, seconds, verdict="pass"):
 
 @pytest.fixture
 def faked(cache, tmp_path, monkeypatch):
-    from regen import template, spatch, warmstart
+    from regen import template, spatch
     import verify
     calls = {"regen": [], "verify": None, "plant": set()}
     times = iter([9.0, 51.5, 49.75, 4.9])          # warm-up, cold, cold, cached
 
     def regen_once(src, spatch_cache=True):
         calls["regen"].append(spatch_cache)
-        if not spatch_cache:
-            warmstart.STATS["used"] += 40
-            warmstart.STATS["discarded"] += 1
         return _Res(next(times), tmp_path)
 
     def verify_applied(ap, configs, **kw):
@@ -60,8 +57,6 @@ def faked(cache, tmp_path, monkeypatch):
     monkeypatch.setattr(template, "find_anchor", lambda *a: None)
     monkeypatch.setitem(spatch.PEAK, "rss_kb", 81920)
     monkeypatch.setitem(spatch.PEAK, "rule", "slab_fold.cocci")
-    for k in warmstart.STATS:
-        monkeypatch.setitem(warmstart.STATS, k, 0)
     monkeypatch.setattr(bench, "source", lambda args, boot_configs=(): types.SimpleNamespace(
         version="5.10", source_id="linux-source-5.10_fake"))
     monkeypatch.setattr(bench, "apply_series", lambda src, d: types.SimpleNamespace(tree=tmp_path))
@@ -86,14 +81,12 @@ def test_bench_prints_and_records_every_figure(faked, capsys):
     assert kw == dict(bisect_configs=(), layout=False, checkpatch=False, tree_gates=False)
     assert "best 49.75s of [51.5, 49.75]" in out
     assert "with spatch results cached: 4.90s" in out
-    assert "warm starts (regen/warmstart.py) in those runs: 80 used, 2 not used, 0 fell back" in out
     assert "spatch peak memory: 80.0 MB" in out and "slab_fold.cocci" in out
     assert "  1.25s  mm: One" in out and "  0.50s  mm/slub: Two" in out
     lines = {l.split()[0]: l for l in out.splitlines() if l.startswith("    slub")}
     assert "(over 30s)" in lines["slub-i386"] and "(over" not in lines["slub"]
     rec = json.loads((paths.cache_dir("runs") / "bench-5.10.json").read_text())
     assert rec["regen_seconds"] == [51.5, 49.75] and rec["regen_cached_seconds"] == 4.9
-    assert rec["warm_starts"] == {"used": 80, "discarded": 2, "fallback": 0}
     assert rec["boot"]["slub-i386"]["seconds"] == 31.0 and rec["boot_passed"] is True
     assert rec["failed"] == [] and "FAILED" not in out
 

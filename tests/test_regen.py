@@ -589,56 +589,6 @@ AGAIN = """
 """
 
 
-def test_an_independent_entry_is_applied_ahead_with_the_same_series(tree, tmp_path, cache,
-                                                                    monkeypatch):
-    """Entry 'header' reads and writes only include/h.h, which the entries
-    before it do not touch: it runs on the second thread, and the series is
-    byte for byte the one applied in order."""
-    def manifest_in(d):
-        m = write_manifest(d, RENAME + AGAIN + HEADER_ENTRY + RENAME.replace(
-            'id = "rename"', 'id = "rename2"').replace("Rename slab_order()", "Rename it again"))
-        (d / "templates").unlink()
-        (d / "templates").mkdir()
-        (d / "templates" / "new_thing.h").write_text("/* slabconv template: test */\n"
-                                                     "#define NEW_THING 1\n")
-        return m
-    s = manifest.load(manifest_in(tmp_path / "c0"))
-    assert series._independent(s.entries, 0, 2), "h.h is not touched by entries 0 and 1"
-    assert not series._independent(s.entries, 0, 1) and not series._independent(s.entries, 1, 3)
-    ahead = []
-    real = series._Shadow.apply
-    monkeypatch.setattr(series._Shadow, "apply",
-                        lambda self, ser, e: ahead.append(e.id) or real(self, ser, e))
-    monkeypatch.setattr(series, "LOOKAHEAD", True)
-    on = regen(tree, manifest_in(tmp_path / "c1"), tmp_path, "on")
-    assert ahead[0] == "header"          # (rename2 may follow, once 'again' is applied)
-    n = len(ahead)
-    monkeypatch.setattr(series, "LOOKAHEAD", False)
-    off = regen(tree, manifest_in(tmp_path / "c2"), tmp_path, "off")
-    assert len(ahead) == n, "nothing is applied ahead with the lookahead off"
-    assert [p.read_bytes() for p in on.patches] == [p.read_bytes() for p in off.patches]
-    assert [e.files for e in on.entries] == [["mm/slub.c"], ["mm/slub.c"], ["include/h.h"],
-                                             ["mm/slub.c"]]
-    assert on.worktree.git("status", "--porcelain") == ""
-    assert not (on.worktree.path.parent / "ahead").exists()
-
-
-def test_an_entry_applied_ahead_fails_in_series_order(tree, tmp_path, cache, monkeypatch):
-    """A failure of an entry applied ahead is reported when its turn comes,
-    after the entries before it were committed, and names that entry."""
-    m = write_manifest(tmp_path / "c", RENAME + AGAIN + HEADER_ENTRY)
-    (tmp_path / "c" / "templates").unlink()
-    (tmp_path / "c" / "templates").mkdir()
-    (tmp_path / "c" / "templates" / "new_thing.h").write_text(
-        "/* slabconv template: test */\n#define OTHER_THING 1\n")     # the expect misses
-    monkeypatch.setattr(series, "LOOKAHEAD", True)
-    with pytest.raises(SlabconvError) as e:
-        regen(tree, m, tmp_path)
-    assert "entry 'header'" in str(e.value) and "expected effect missing" in str(e.value)
-    wt = series.WorkTree(tmp_path / "work" / "slots" / "0" / "linux", ID, "")  # the run's slot
-    assert len(wt.commits()) == 2, "the two entries before it are committed"
-
-
 def test_a_section_comment_before_removed_code_is_kept():
     before = ("int a;\n\n/*********\n * The functions below map things.\n *********/\n\n"
               "static void gone(void)\n{\n}\n\n/* its own */\nstatic void also_gone(void)\n{\n}\n\n"
@@ -975,26 +925,6 @@ def test_a_failed_import_is_reported_with_gits_message(tmp_path):
     with pytest.raises(SlabconvError) as e:
         imp.close()
     assert "fast-import" in str(e.value) and "nonsense" in str(e.value)
-
-
-def test_the_next_entrys_spatch_run_starts_warm_with_the_same_series(tree, tmp_path, cache,
-                                                                    monkeypatch):
-    from regen import warmstart
-    monkeypatch.setenv("SLABCONV_SPATCH_CACHE", "0")
-    monkeypatch.setattr(series, "LOOKAHEAD", False)
-    (tree / "mm" / "slub.c").chmod(0o644)
-    (tree / "mm" / "slub.c").write_text(SLABS)
-    m = write_manifest(tmp_path / "c", _conversions("use_a", "use_b", entries=True))
-    monkeypatch.setattr(warmstart, "ENABLED", False)
-    cold = regen(tree, m, tmp_path, "cold")
-    monkeypatch.setattr(warmstart, "ENABLED", True)
-    before = dict(warmstart.STATS)
-    warm = regen(tree, m, tmp_path, "warm")
-    assert warmstart.STATS["used"] - before["used"] >= 1, "the second entry's run was warm"
-    assert warmstart.STATS["fallback"] == before["fallback"]
-    assert [p.read_bytes() for p in warm.patches] == [p.read_bytes() for p in cold.patches]
-    assert not (warm.worktree.path.parent / "warm").exists() or \
-        not list((warm.worktree.path.parent / "warm").iterdir())
 
 
 def test_a_return_that_can_be_null_is_refused_with_its_file_and_line(tree, tmp_path, cache):
