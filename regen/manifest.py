@@ -42,6 +42,7 @@ Schema (TOML, see cocci/series.toml for the documented real thing):
 """
 from __future__ import annotations
 
+import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -80,6 +81,46 @@ class Step:
         if self.kind == "members":
             return f"regen/members.py on struct {self.defines['struct']}"
         return ", ".join(f"cocci/{r}" for r in (self.rules or [self.path]))
+
+
+# What a rule file asks of the driver before each run of it, one line each
+# in its header:
+#   // slabconv: split-declaration VAR in FN
+#       the local named by the rule's -D VAR gets a declaration of its own
+#       in the function named by -D FN (regen/declsplit.py: Coccinelle
+#       cannot match one declarator of `struct page *a, *b;`)
+DIRECTIVE = "// slabconv:"
+
+
+@dataclass(frozen=True)
+class SplitDeclaration:
+    var: str                     # the -D name whose value is the local
+    fn: str                      # the -D name whose value is the function
+    where: str                   # the directive's file:line
+
+
+def directives(rule: Path) -> list[SplitDeclaration]:
+    """The directives of a rule file's `// slabconv:` lines; an unknown
+    one is an error at its file and line."""
+    out = []
+    for n, line in enumerate(rule.read_text(errors="replace").splitlines(), 1):
+        if line.startswith(DIRECTIVE):
+            m = re.fullmatch(r"split-declaration (\w+) in (\w+)", line[len(DIRECTIVE):].strip())
+            if not m:
+                raise SlabconvError(f"{rule}:{n}: unknown directive '{line.strip()}' "
+                                    f"(known: '{DIRECTIVE} split-declaration VAR in FN')", 2)
+            out.append(SplitDeclaration(m.group(1), m.group(2), f"{rule}:{n}"))
+    return out
+
+
+def _check_directives(step: Step, root: Path, where: str) -> None:
+    """Every -D name a directive of the step's rules reads is one of the step's."""
+    for r in step.rules:
+        for d in directives(root / r):
+            missing = [x for x in (d.var, d.fn) if x not in step.defines]
+            if missing:
+                raise SlabconvError(f"manifest: {where}: {d.where} reads -D "
+                                    f"{', '.join(missing)}, which the step does not define", 2)
 
 
 @dataclass
@@ -244,6 +285,7 @@ def _steps(d: dict, where: str, root: Path) -> list[Step]:
             for r in st.rules:
                 if not (root / r).is_file():
                     raise SlabconvError(f"manifest: {where}: {r} does not exist in {root}", 2)
+            _check_directives(st, root, where)
         return steps
     return [_step(d, where, root)]
 
@@ -282,6 +324,8 @@ def _step(d: dict, where: str, root: Path) -> Step:
                             f"'remove_members'", 2)
     if not (root / step.path).is_file():
         raise SlabconvError(f"manifest: {where}: {step.path} does not exist in {root}", 2)
+    if step.kind == "rule":
+        _check_directives(step, root, where)
     return step
 
 

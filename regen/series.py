@@ -182,12 +182,12 @@ def _run_batch(series: manifest.Series, batch: list[manifest.Step], wt: WorkTree
     """Apply one batch; return the indexes of the steps that matched (all
     of them for a batch of one, which is checked by its changes)."""
     tree = wt.path
-    for step in batch:
-        if step.path == "rules/slab_var.cocci":
+    for step in batch:      # what the rules' directives ask first (manifest.directives)
+        for d in (d for r in step.rules for d in manifest.directives(series.root / r)):
             for f in step.files:
                 if (tree / f).is_file():
                     old = (tree / f).read_text(errors="replace")
-                    new = declsplit.split(old, step.defines["fn"], step.defines["var"])
+                    new = declsplit.split(old, step.defines[d.fn], step.defines[d.var])
                     if new != old:
                         (tree / f).write_text(new)
     first = batch[0]

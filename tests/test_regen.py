@@ -342,6 +342,72 @@ def test_declsplit_splits_only_the_named_variable_in_the_named_function():
     assert declsplit.split(src, "nosuch", "page2") == src
 
 
+def _own_rules(d: Path) -> Path:
+    """A cocci/ directory whose rules/ is a copy of the real one (to edit)."""
+    import shutil
+    write_manifest(d, "")
+    (d / "rules").unlink()
+    shutil.copytree(REPO / "cocci" / "rules", d / "rules")
+    return d
+
+
+def test_a_rules_split_declaration_directive_splits_the_local_first(tree, tmp_path, cache):
+    """The driver splits `struct page *page, *other;` before a rule whose
+    header says `// slabconv: split-declaration var in fn`, whatever the
+    rule file is called and however the step names it; an unknown
+    directive, or one that reads a -D the step lacks, stops the manifest's
+    load at the rule's file and line."""
+    (tree / "mm" / "slub.c").chmod(0o644)
+    (tree / "mm" / "slub.c").write_text(textwrap.dedent("""\
+        static void walk(struct kmem_cache *s)
+        {
+        	struct page *page, *other;
+
+        	page = get_it(s);
+        	other = NULL;
+        	page->inuse = 0;
+        	put_it(other);
+        }
+        """))
+    d = _own_rules(tmp_path / "c")
+    text = (REPO / "cocci" / "rules" / "slab_var.cocci").read_text()
+    assert "\n// slabconv: split-declaration var in fn\n" in text
+    (d / "rules" / "my_local.cocci").write_text(text)
+    m = write_manifest(d, """
+    [[entry]]
+    id = "local"
+    subject = "mm/slub: Convert walk() to use a struct slab"
+    message = "m"
+      [[entry.step]]
+      rule = "rules/my_local.cocci"
+      files = ["mm/slub.c"]
+      defines = { fn = "walk", var = "page", to = "slab" }
+      [[entry.expect]]
+      present = "struct slab [*]slab;"
+      in = "mm/slub.c"
+    """)
+    res = regen(tree, m, tmp_path)
+    patch = res.patches[1].read_text()
+    assert "-\tstruct page *page, *other;\n+\tstruct slab *slab;\n+\tstruct page *other;\n" in patch
+    # without the directive the rule cannot match the declarator: the step changes nothing
+    (d / "rules" / "my_local.cocci").write_text(
+        text.replace("// slabconv: split-declaration var in fn\n", ""))
+    with pytest.raises(SlabconvError, match="changed nothing"):
+        regen(tree, m, tmp_path, "out2")
+    line = text[:text.index("// slabconv:")].count("\n") + 1
+    (d / "rules" / "my_local.cocci").write_text(
+        text.replace("split-declaration var in fn", "split-declarations var in fn"))
+    with pytest.raises(SlabconvError) as e:
+        manifest.load(m)
+    assert e.value.exit_code == 2
+    assert f"{d / 'rules' / 'my_local.cocci'}:{line}: unknown directive" in str(e.value)
+    (d / "rules" / "my_local.cocci").write_text(text)
+    m.write_text(m.read_text().replace('var = "page", ', ""))
+    with pytest.raises(SlabconvError) as e:
+        manifest.load(m)
+    assert e.value.exit_code == 2 and f"my_local.cocci:{line} reads -D var" in str(e.value)
+
+
 def test_spatch_results_are_cached_by_rule_defines_and_input(tmp_path, cache, monkeypatch):
     from regen import spatch
     rule = REPO / "cocci" / "rules" / "slab_fold.cocci"

@@ -17,8 +17,8 @@
 /// page_slab_local.cocci makes it), is var's slab: its declaration and that
 /// assignment go, and var becomes it.
 /// A multiple declaration (`struct page *var, *other;`) is split by the
-/// driver (regen/declsplit.py) first: Coccinelle cannot match one of its
-/// declarators.  The uses wrapped in slab_page() are then narrowed by
+/// driver (regen/declsplit.py) first, as the directive below asks:
+/// Coccinelle cannot match one of its declarators.  The uses wrapped in slab_page() are then narrowed by
 /// slab_fold.cocci (slab_address(), slab_nid(), NULL tests, arguments of
 /// functions that already take a struct slab).
 //
@@ -26,6 +26,7 @@
 //  changes, never what it points to)
 // Options: --no-includes -D fn=<function> -D var=<local> -D to=<new name>
 //  [-D same_name when var and to are the same: members are left as they are]
+// slabconv: split-declaration var in fn
 
 virtual patch
 virtual same_name
