@@ -235,9 +235,10 @@ def apply_entry(series: manifest.Series, entry: manifest.Entry, wt: WorkTree) ->
             batch = batch[:ready]
         nums = list(range(n + 1, n + 1 + len(batch)))
         n += len(batch)
-        label = ", ".join(f"{k} ({st.describe()}{'' if st.kind != 'rule' or not st.defines.get('fn') else ' fn=' + st.defines['fn']})"
-                          for k, st in zip(nums, batch))
-        what = f"entry '{entry.id}' ({entry.subject}), step{'s' if len(batch) > 1 else ''} {label}"
+        labels = [f"{k} ({st.describe()}{'' if st.kind != 'rule' or not st.defines.get('fn') else ' fn=' + st.defines['fn']})"
+                  for k, st in zip(nums, batch)]
+        what = (f"entry '{entry.id}' ({entry.subject}), "
+                f"step{'s' if len(batch) > 1 else ''} {', '.join(labels)}")
         files = batch[0].files
         before = {f: (tree / f).read_text(errors="replace") for f in files if (tree / f).is_file()}
         renamed = [(st, found[1]) for st in batch
@@ -245,6 +246,15 @@ def apply_entry(series: manifest.Series, entry: manifest.Entry, wt: WorkTree) ->
         if batch[0].kind == "rule":
             try:
                 matched = _run_batch(series, batch, wt, what)
+            except SpatchCrash as e:
+                if not e.origins:
+                    raise
+                # at the user's rule file and line, with the step it belongs to
+                o = e.origins[0]
+                k = o.instance if o.instance is not None and o.instance < len(labels) else 0
+                raise SpatchCrash(f"{o}: entry '{entry.id}' ({entry.subject}), step {labels[k]}: "
+                                  f"spatch failed:\n" + textwrap.indent(e.output, "  "),
+                                  e.origins, e.output) from None
             except SlabconvError as e:
                 if str(e).startswith("convert param"):
                     raise SlabconvError(f"entry '{entry.id}' ({entry.subject}), step {nums[0]}: {e}")
@@ -478,7 +488,7 @@ def _on_converted_kernel(series: manifest.Series, entry: manifest.Entry,
             else:
                 p.write_bytes(data)
         if isinstance(e, SpatchCrash):  # a rule that did not run proves nothing: an error
-            raise SlabconvError(f"entry '{entry.id}' ({entry.subject}): {e}") from e
+            raise                       # (it names the entry, the step and the rule's line)
         first = str(e).splitlines()[0]
         return upstream.Verdict(upstream.NOT_APPLICABLE,
                                 [f"its rules do not fit this kernel's code ({first})"]

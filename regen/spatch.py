@@ -9,6 +9,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 
 from base import paths
@@ -18,7 +19,14 @@ from base.proc import require_tool, tied
 
 class SpatchCrash(SlabconvError):
     """spatch itself failed (a parse error, an exception, a non-zero exit):
-    a rule that did not run, never a rule that does not fit the code."""
+    a rule that did not run, never a rule that does not fit the code.
+    `origins`: the places of the user's rule files its message names
+    (Origin), `output`: that message, with those places."""
+
+    def __init__(self, message: str, origins=(), output: str = ""):
+        super().__init__(message)
+        self.origins = list(origins)
+        self.output = output
 
 
 # spatch reports problems in several shapes; keep the ones that name a place.
@@ -169,9 +177,7 @@ def apply_rule(rule: Path, tree: Path, files: list[str], *, defines: dict[str, s
     rc, stdout, stderr = _run(cmd, tree, rule)
     out = stdout + stderr
     if _failed(rc, out):
-        places = error_places(out)
-        where = f" at {', '.join(places)}" if places else ""
-        raise SpatchCrash(f"{what}: spatch failed on {rule.name}{where}:\n{out.strip()}")
+        raise crash(what, rule, out)
     if hit is not None:
         _store(hit, out, [(tree / f).read_bytes() for f in files])
     return out
@@ -250,28 +256,141 @@ def report_rule(rule: Path, tree: Path, files: list[str], *, defines: dict[str, 
     err = cp.stderr or ""
     bad = cp.returncode != 0 or re.search(r"(parse error|Fatal error|EXN|exception)", err)
     if bad:
-        places = error_places(err)
-        where = f" at {', '.join(places)}" if places else ""
-        raise SpatchCrash(f"{what}: spatch failed on {rule.name}{where}:\n"
-                            f"{(err or cp.stdout).strip()}")
+        raise crash(what, rule, err or cp.stdout)
     return cp.stdout
 
 
-def _merge_virtuals(texts: list[str]) -> tuple[str, list[str]]:
-    """The `virtual` declarations of `texts` merged into one header, and the
-    texts without them."""
+def _merge_virtuals(texts: list[tuple[str, list]]) -> tuple[str, list[tuple[str, list]]]:
+    """The `virtual` declarations of `texts` (each a text and the origin of
+    each of its lines) merged into one header, and the texts without them,
+    without blank lines at either end, each with its lines' origins."""
     virtuals: list[str] = []
     bodies = []
-    for text in texts:
-        for m in re.finditer(r"^virtual\s+(.+)$", text, re.M):
-            for v in (x.strip() for x in m.group(1).split(",")):
-                if v and v not in virtuals:
-                    virtuals.append(v)
-        bodies.append(re.sub(r"^virtual\s+.+$\n?", "", text, flags=re.M).strip() + "\n")
+    for text, origins in texts:
+        kept = []
+        for line, origin in zip(text.splitlines(), origins):
+            m = re.fullmatch(r"virtual\s+(.+)", line)
+            if m:
+                virtuals += [v for v in dict.fromkeys(x.strip() for x in m.group(1).split(","))
+                             if v and v not in virtuals]
+            else:
+                kept.append((line, origin))
+        while kept and not kept[0][0].strip():
+            kept.pop(0)
+        while kept and not kept[-1][0].strip():
+            kept.pop()
+        if not kept:
+            kept = [("", None)]
+        kept[0] = (kept[0][0].lstrip(), kept[0][1])
+        kept[-1] = (kept[-1][0].rstrip(), kept[-1][1])
+        bodies.append(("".join(line + "\n" for line, _ in kept), [o for _, o in kept]))
     return "".join(f"virtual {v}\n" for v in virtuals), bodies
 
 
-def _write_scratch(out: str, stem: str, scratch: Path) -> Path:
+@dataclass(frozen=True)
+class Origin:
+    """Where a line of a composed SmPL file comes from: a line of one of
+    the user's rule files, and the instance (the part of
+    compose_instances(), None in compose()) it belongs to."""
+    rule: Path
+    line: int
+    instance: int | None = None
+
+    def __str__(self) -> str:
+        rel = os.path.relpath(self.rule)
+        return f"{self.rule if rel.startswith('..') else rel}:{self.line}"
+
+
+# A composed file's path -> the origin of each of its lines (None: a line
+# the composition made); its name holds its content's digest.
+_ORIGINS: dict[str, list] = {}
+
+
+def _lines_of(rule: Path, instance: int | None = None) -> tuple[str, list]:
+    """A rule file's text and the origin of each of its lines."""
+    text = rule.read_text()
+    return text, [Origin(rule, n, instance) for n in range(1, len(text.splitlines()) + 1)]
+
+
+def _join(head: str, pieces: list[tuple[str, list]]) -> tuple[str, list]:
+    """head, an empty line and the pieces (each ending with a newline) with
+    an empty line between them; and the origin of each line of that."""
+    origins: list = [None] * (head.count("\n") + 1)
+    for k, (text, o) in enumerate(pieces):
+        if len(o) != text.count("\n"):
+            raise AssertionError("a composed piece needs one origin per line")
+        origins += ([None] if k else []) + o
+    return head + "\n" + "\n".join(t for t, _ in pieces), origins
+
+
+def origins_of(rule: Path) -> list:
+    """The origin of each line of a composed SmPL file (None: a line the
+    composition made)."""
+    return _ORIGINS[str(rule)]
+
+
+# The places spatch names in a SmPL file (the one given with --sp-file when
+# no file is named): a parse error's `File "f", line N, column C`, a Python
+# script's `line N, file "f"`, a check's `warning: line N:` and `minus and
+# plus code starting on lines N and M`, and a rule named in `error: rule:`.
+_SMPL_PLACES = [
+    re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)'),
+    re.compile(r'line (?P<line>\d+), file "(?P<file>[^"]+)"'),
+    re.compile(r'^(?:warning|error): line (?P<line>\d+)\b', re.M),
+    re.compile(r'\blines (?P<line>\d+) and (?P<line2>\d+)'),
+]
+_RULE_NAMED = re.compile(r'^error: (?P<rule>\w+): ', re.M)
+
+
+def translate(rule: Path, output: str) -> tuple[list[Origin], str]:
+    """The places of the user's rule files that spatch's `output` names in
+    the SmPL file `rule` it ran, and the output with each such place given
+    as file:line of the user's rule file."""
+    composed = _ORIGINS.get(str(rule))
+    found: list[Origin] = []
+
+    def at(n: str) -> Origin | None:
+        if composed is None:            # the user's own file
+            o: Origin | None = Origin(rule, int(n))
+        else:   # a line the composition made (or past the end): the user's line before it
+            o = next((x for x in reversed(composed[:int(n)]) if x is not None), None)
+        if o is not None and o not in found:
+            found.append(o)
+        return o
+
+    def sub(m: re.Match) -> str:
+        g = m.groupdict()
+        if g.get("file") is not None and Path(g["file"]).name != rule.name:
+            return m.group(0)           # a C file's place
+        places = [at(g[k]) for k in ("line", "line2") if g.get(k)]
+        if not all(places):
+            return m.group(0)
+        if g.get("file") is not None:
+            return str(places[0])
+        if len(places) == 2:
+            return f"lines {places[0]} and {places[1]}"
+        return m.group(0).replace(f"line {g['line']}", str(places[0]))
+
+    for pat in _SMPL_PLACES:
+        output = pat.sub(sub, output)
+    text = rule.read_text(errors="replace") if rule.is_file() else ""
+    for m in _RULE_NAMED.finditer(output):       # a rule's header line
+        h = re.search(rf"^@(?:script:\w+\s+)?{re.escape(m.group('rule'))}\b", text, re.M)
+        if h:
+            at(str(text.count("\n", 0, h.start()) + 1))
+    return found, output
+
+
+def crash(what: str, rule: Path, output: str) -> SpatchCrash:
+    """The error for a spatch run of `rule` that failed: at the places of
+    the user's rule files its message names, with that message."""
+    origins, shown = translate(rule, output.strip())
+    where = f" at {', '.join(map(str, origins))}" if origins else \
+        (f" at {', '.join(error_places(shown))}" if error_places(shown) else "")
+    return SpatchCrash(f"{what}: spatch failed{where}:\n{shown}", origins, shown)
+
+
+def _write_scratch(out: str, origins: list, stem: str, scratch: Path) -> Path:
     scratch.mkdir(parents=True, exist_ok=True)
     digest = hashlib.sha256(out.encode()).hexdigest()[:12]
     path = scratch / f"{stem[:80]}-{digest}.cocci"
@@ -279,6 +398,7 @@ def _write_scratch(out: str, stem: str, scratch: Path) -> Path:
         tmp = path.with_suffix(f".tmp{os.getpid()}-{threading.get_ident()}")
         tmp.write_text(out)
         tmp.replace(path)
+    _ORIGINS[str(path)] = origins
     return path
 
 
@@ -288,9 +408,10 @@ def compose(rules: list[Path], scratch: Path) -> Path:
     `virtual` declarations are merged; rule names must be distinct across
     the files (they are in cocci/rules).  Written to `scratch`, named after
     its content."""
-    head, bodies = _merge_virtuals([r.read_text() for r in rules])
-    out = head + "\n" + "\n".join(f"// ---- {r.name} ----\n{b}" for r, b in zip(rules, bodies))
-    return _write_scratch(out, "+".join(r.stem for r in rules), scratch)
+    head, bodies = _merge_virtuals([_lines_of(r) for r in rules])
+    out, origins = _join(head, [(f"// ---- {r.name} ----\n{b}", [None] + o)
+                                for r, (b, o) in zip(rules, bodies)])
+    return _write_scratch(out, origins, "+".join(r.stem for r in rules), scratch)
 
 
 # --- several instances of the rules in one run --------------------------------
@@ -402,25 +523,27 @@ def compose_instances(parts: list[tuple[list[Path], dict[str, str], bool]],
     the driver can tell which step did nothing (a Python script costs
     spatch about 0.3 s to start: the driver asks only where it has no
     cheaper check)."""
-    texts: list[str] = []
+    texts: list[tuple[str, list]] = []
     defines: dict[str, str] = {}
     stems = []
     for i, (rules, defs, report) in enumerate(parts):
         part = f"_{i}"
         hits: list[str] = []
         for j, r in enumerate(rules):
-            text, transforming = instance(r.read_text(), part, f"_{i}_{j}")
-            texts.append(f"// ---- instance {i}: {r.name} ----\n{text}")
+            own, origins = _lines_of(r, i)
+            text, transforming = instance(own, part, f"_{i}_{j}")
+            texts.append((f"// ---- instance {i}: {r.name} ----\n{text}", [None] + origins))
             if j == 0:
                 hits = transforming
             stems.append(r.stem)
         if hits and report:
-            texts.append(f"@script:python depends on {' || '.join(hits)}@\n@@\n"
-                         f"print(\"{HIT}{i}\")\n")
+            texts.append((f"@script:python depends on {' || '.join(hits)}@\n@@\n"
+                          f"print(\"{HIT}{i}\")\n", [None] * 3))
         defines.update({f"{k}{part}": v for k, v in defs.items()})
     head, bodies = _merge_virtuals(texts)
-    out = head + "\n" + "\n".join(bodies)
-    return _write_scratch(out, "+".join(dict.fromkeys(stems)) + f"-x{len(parts)}", scratch), defines
+    out, origins = _join(head, bodies)
+    return _write_scratch(out, origins, "+".join(dict.fromkeys(stems)) + f"-x{len(parts)}",
+                          scratch), defines
 
 
 REFUSE = "SLABCONV-REFUSE:"     # a rule's line: a conversion it will not make, and where

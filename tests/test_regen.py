@@ -180,8 +180,9 @@ def test_spatch_error_is_shown_with_file_and_line(tree, tmp_path, cache):
     with pytest.raises(SlabconvError) as e:
         regen(tree, m, tmp_path)
     msg = str(e.value)
-    assert "spatch failed on broken.cocci" in msg
-    assert "broken.cocci:" in msg or 'File "' in msg
+    assert msg.startswith(f"{d / 'broken.cocci'}:6: entry 'rename' (mm/slub: Rename "
+                          f"slab_order()), step 1 (rule broken.cocci): spatch failed:"), msg
+    assert f"{d / 'broken.cocci'}:6, column 0" in msg, "spatch's message"
 
 
 @pytest.mark.parametrize("body,needle", [
@@ -406,6 +407,79 @@ def test_a_rules_split_declaration_directive_splits_the_local_first(tree, tmp_pa
     with pytest.raises(SlabconvError) as e:
         manifest.load(m)
     assert e.value.exit_code == 2 and f"my_local.cocci:{line} reads -D var" in str(e.value)
+
+
+def test_a_broken_rule_is_reported_at_its_own_file_and_line(tree, tmp_path, cache, capsys):
+    """spatch's parse error in a composed run (two conversions fused into
+    one scratch file) is reported at the user's rule file and line, with
+    the entry, the step the line belongs to and spatch's message; the
+    command exits non-zero (log.guarded: what the CLI runs)."""
+    from base.log import guarded
+    (tree / "mm" / "slub.c").chmod(0o644)
+    (tree / "mm" / "slub.c").write_text(SLABS)
+    d = _own_rules(tmp_path / "c")
+    rule = d / "rules" / "slab_param.cocci"
+    lines = rule.read_text().splitlines(keepends=True)
+    n = lines.index("+slab\n") + 1            # the first rule's added argument
+    lines[n - 1] = "+slab)\n"
+    rule.write_text("".join(lines))
+    m = write_manifest(d, """
+    [[entry]]
+    id = "two"
+    subject = "mm/slub: Convert use_b() and use_a()"
+    message = "m"
+      [[entry.step]]
+      convert = "return"
+      fn = "use_b"
+      [[entry.step]]
+      convert = "param"
+      fn = "use_a"
+      [[entry.expect]]
+      present = "struct slab"
+      in = "mm/slub.c"
+    """)
+    s = manifest.load(m)
+    assert [len(b) for b in series.batches(s.entries[0].steps)] == [2], "one composed run"
+    rc = guarded(series.regenerate, tree, "test-tree", version="5.10", output=tmp_path / "out",
+                 identity=ID, manifest_path=m, workdir=tmp_path / "work")
+    err = capsys.readouterr().err
+    assert rc != 0
+    # the place spatch names when it parses the broken file alone
+    from regen import spatch
+    alone = subprocess.run([*spatch.base_command(), "--sp-file", str(rule), "--no-includes",
+                            "-D", "patch", "mm/slub.c"], cwd=tree, capture_output=True, text=True)
+    line = int(re.search(r'File "[^"]+", line (\d+)', alone.stdout + alone.stderr).group(1))
+    assert line in (n, n + 1), "spatch finds the error at the planted line or the next"
+    first = next(l for l in err.splitlines() if l.startswith("slabconv: error:"))
+    assert first.startswith(f"slabconv: error: {rule}:{line}: entry 'two' "
+                            f"(mm/slub: Convert use_b() and use_a()), step 2 (rule "
+                            f"rules/slab_param.cocci + rules/slab_callers.cocci"), err
+    assert "spatch failed" in first and "plus: parse error" in err
+    assert "scratch" not in err, "no place in the composed file is left"
+    assert f"{rule}:{line}, column" in err.split("spatch failed", 1)[1], "spatch's message"
+
+
+def test_a_semantic_error_in_a_composed_run_names_the_rule_files_line(tmp_path, cache):
+    """spatch's check of a rule (a metavariable only in added code) names
+    the rule by its renamed name and the composed file's lines: both are
+    given back as the user's file and line, in the instance it came from."""
+    from regen import spatch
+    good = tmp_path / "good.cocci"
+    good.write_text("virtual patch\n\n@r depends on patch@\nidentifier virtual.fn;\n@@\n"
+                    "- fn(1);\n+ fn(2);\n")
+    bad = tmp_path / "bad.cocci"
+    bad.write_text("// a comment\nvirtual patch\n\n@r depends on patch@\nidentifier f;\n@@\n"
+                   "- kfree(g);\n+ kfree2(f);\n")
+    src = tmp_path / "t"
+    src.mkdir()
+    (src / "a.c").write_text("void x(void)\n{\n\tkfree(g);\n\tuse(1);\n}\n")
+    rule, defines = spatch.compose_instances([([good], {"fn": "use"}, True),
+                                              ([bad], {}, True)], tmp_path / "scratch")
+    with pytest.raises(spatch.SpatchCrash) as e:
+        spatch.apply_rule(rule, src, ["a.c"], defines=defines, what="w")
+    assert spatch.Origin(bad, 4, 1) in e.value.origins, e.value     # rule r's header
+    assert f"{bad}:7: should g be a metavariable?" in e.value.output   # 'warning: line N:'
+    assert "scratch" not in str(e.value)
 
 
 def test_spatch_results_are_cached_by_rule_defines_and_input(tmp_path, cache, monkeypatch):
@@ -844,7 +918,8 @@ def test_a_rule_that_crashes_on_a_kernel_with_struct_slab_is_an_error(tree, tmp_
     with pytest.raises(SlabconvError) as e:
         regen(tree, m, tmp_path)
     assert e.value.exit_code == 1
-    assert "entry 'crash'" in str(e.value) and "spatch failed on crash.cocci" in str(e.value)
+    assert str(e.value).startswith(f"{rules / 'crash.cocci'}:5: entry 'crash' (mm/slub: crash), "
+                                   f"step 1 (rule rules/crash.cocci): spatch failed:"), str(e.value)
 
 
 def test_a_failing_entry_names_the_entries_that_depend_on_it(tree, tmp_path, cache):
