@@ -177,19 +177,25 @@ def _place(refusal: str, texts: dict[str, str]) -> str:
     return refusal
 
 
+def prepare(series: manifest.Series, step: manifest.Step, tree: Path) -> None:
+    """Do in `tree` what the directives of the step's rules ask before its
+    run (manifest.directives(): a declaration split, regen/declsplit.py)."""
+    for d in (d for r in step.rules for d in manifest.directives(series.root / r)):
+        for f in step.files:
+            if (tree / f).is_file():
+                old = (tree / f).read_text(errors="replace")
+                new = declsplit.split(old, step.defines[d.fn], step.defines[d.var])
+                if new != old:
+                    (tree / f).write_text(new)
+
+
 def _run_batch(series: manifest.Series, batch: list[manifest.Step], wt: WorkTree,
                what: str) -> set[int]:
     """Apply one batch; return the indexes of the steps that matched (all
     of them for a batch of one, which is checked by its changes)."""
     tree = wt.path
-    for step in batch:      # what the rules' directives ask first (manifest.directives)
-        for d in (d for r in step.rules for d in manifest.directives(series.root / r)):
-            for f in step.files:
-                if (tree / f).is_file():
-                    old = (tree / f).read_text(errors="replace")
-                    new = declsplit.split(old, step.defines[d.fn], step.defines[d.var])
-                    if new != old:
-                        (tree / f).write_text(new)
+    for step in batch:
+        prepare(series, step, tree)
     first = batch[0]
     # the after-rules (slab_page_local, page_slab_local) change nothing in a
     # file without what effects.wants_locals() looks for: no spatch run

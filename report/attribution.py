@@ -11,8 +11,8 @@ pre-image (the series applied with `git am` in a scratch repository,
 report/rangediff.py), regen's batches in regen's order, but every rule
 file of every step run alone (a "piece"), with the step's -D values as
 regen computes them before its batch; the driver's own edits are pieces
-too (regen/declsplit.py before slab_var, regen/kerneldoc.py after a
-parameter conversion, regen/tidy.py after each batch and the reflow at
+too (regen/declsplit.py where a rule's directive asks, regen/kerneldoc.py
+after a parameter conversion, regen/tidy.py after each batch and the reflow at
 the end of the entry, regen/comments.py), and last the callers pass
 (regen/callers.py: the uses of a changed signature in the files the entry
 does not list, each of its rule runs, tidies and its reflow a piece, over
@@ -53,7 +53,7 @@ from pathlib import Path
 from base import atomic, paths
 from base.cliutil import add_command as add_command_parser
 from base.log import info, SlabconvError
-from regen import (callers, comments, declsplit, kerneldoc, manifest as M, members,
+from regen import (callers, comments, kerneldoc, manifest as M, members,
     series as S, spatch, template, tidy)
 from regen.source import resolve, series_dir
 from regen.tidy import line_opcodes
@@ -217,15 +217,9 @@ def replay_entry(series, entry, patch: P.Patch, repo: Path, commit: str, work: P
                 for st, defs in zip(batch, defines):
                     k = stepno[id(st)]
                     detail = " ".join(f"{a}={defs[a]}" for a in ("fn", "var") if a in defs)
-                    if st.path == "rules/slab_var.cocci":
-                        def split(st=st):
-                            for f in st.files:
-                                old = text(f)
-                                if old is not None:
-                                    new = declsplit.split(old, st.defines["fn"], st.defines["var"])
-                                    if new != old:
-                                        (tree.path / f).write_text(new)
-                        piece(k, "regen/declsplit.py", detail, st.files, split)
+                    if any(M.directives(series.root / r) for r in st.rules):
+                        piece(k, "regen/declsplit.py", detail, st.files,
+                              lambda st=st: S.prepare(series, st, tree.path))
                     for r in st.rules:
                         piece(k, f"cocci/{r}", detail, st.files,
                               lambda r=r, st=st, defs=defs: spatch.apply_rule(
