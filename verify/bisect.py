@@ -1039,7 +1039,7 @@ def check_series(repo, out_root, configs=None, *, base: str = BASE_REF,
         also booted with the in-guest tests (verify/runtime.py), through
         `guest(config, image, build_dir, src, name, modules) -> GuestSpec`,
         boot_jobs guests at a time once the configuration's builds are done.
-    code: the object-code check (verify/objdiff.py) in every configuration:
+    code: the object-code check (verify/objdiff/) in every configuration:
         `code(subject) -> (expectations, renames)` gives a patch's declared
         code changes (None: type-only) and its function renames; every
         object a patch's build rewrites is compared with its version
