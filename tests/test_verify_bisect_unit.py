@@ -772,19 +772,21 @@ def test_the_object_code_check_compares_with_the_previous_patch_after_a_resume(
 
 
 def test_per_patch_eta_from_the_previous_run(tmp_path):
-    """The remaining patches at their times in the previous run (by
-    subject), else at this run's mean; cached patches cost nothing now."""
-    import json as _json
+    """The remaining patches at their times in an earlier run (by subject,
+    from the results state.json keeps), else at this run's mean; cached
+    patches cost nothing now."""
     from verify import bisect as _B
     run = _B._ConfigRun.__new__(_B._ConfigRun)
-    run.bdir = tmp_path
     run.commits = [("a", "one"), ("b", "two"), ("c", "three"), ("d", "four")]
-    (tmp_path / "times.json").write_text(_json.dumps({"two": 60.0, "three": 120.0}))
+    results = {sha: {"ok": True, "t": t, "result": {"subject": subj, "built_seconds": sec}}
+               for sha, subj, sec, t in [("x", "two", 99.0, 1), ("b", "two", 60.0, 2),
+                                         ("c", "three", 120.0, 3)]}
+    run._times, run._now = _B.previous_times(results), []
+    assert run._times == {"two": 60.0, "three": 120.0}     # the newest result of a subject
     pr = _B.PatchResult(index=1, commit="a", subject="one", files=[])
     pr.seconds = 30.0
     # two 60 s + three 120 s from the last run, four at this run's mean (30 s)
     assert run._left(pr) == ", about 3m30s left"
-    assert _json.loads((tmp_path / "times.json").read_text())["one"] == 30.0
     last = _B.PatchResult(index=4, commit="d", subject="four", files=[])
     last.seconds = 1.0
     assert run._left(last) == ""

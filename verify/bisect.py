@@ -33,6 +33,13 @@ For each configuration:
        every includer; Kconfig's result is checked again;
      * only .c files the configuration does not build (mm/slab.c under
        SLUB): nothing to build.
+   Against a plain `make bzImage modules_prepare` in the same O= with the
+   same ccache, building the objects alone saves the link and make's walk
+   of the tree: on 5.10's slub configuration a median 5 s per patch that
+   changes .c files only (44 of the 58), 4 s per patch with nothing to
+   build, about 4 minutes per configuration and series; the dependency
+   index it reads costs 0.5 to 2.6 s, once per run and after each full
+   build, and only when every changed file is a .c file.
    Warnings are gated per patch against the previous patch: the per-object
    diagnostics (complete for every object in O=, verify/ccwrap.sh) as a
    multiset on verify.warnings keys (no line numbers); warnings that only the
@@ -48,7 +55,8 @@ whose dependants may not be rebuilt yet (a build failed or was interrupted),
 and the result of every commit that passed.  A commit id covers its whole
 history, so a rerun on the same series skips the commits that passed, and a
 series that changed after patch k rebuilds from patch k on; the tree moves
-from its recorded content to whatever commit comes next.
+from its recorded content to whatever commit comes next.  The progress
+line's estimate of the time left reads the same results (by subject).
 """
 from __future__ import annotations
 
@@ -589,6 +597,18 @@ def _save_state(path: Path, st: dict, keep: set) -> None:
     atomic.write_text(path, json.dumps(d, indent=0) + "\n")
 
 
+def previous_times(results: dict) -> dict:
+    """subject -> the seconds its build took, from the results state.json
+    keeps (this series' and others', the newest last): the progress line's
+    estimate of the time left."""
+    out = {}
+    for r in sorted(results.values(), key=lambda r: r.get("t", 0)):
+        res = r.get("result") or {}
+        if res.get("subject") and res.get("built_seconds"):
+            out[res["subject"]] = round(res["built_seconds"], 1)
+    return out
+
+
 def _fresh_tree(bdir: Path, base_snap: Path) -> None:
     snap = bdir / "tree"
     slog.info("bisect", f"new bisect tree {snap} (baseline snapshot + a copy of its O=)")
@@ -687,6 +707,7 @@ class _ConfigRun:
         kconfig.configure_named(self.snap, self.o, self.config)
         (self.bdir / "logs").mkdir(exist_ok=True)
         keep = {c for c, _ in self.commits}
+        self._times, self._now = previous_times(st["results"]), []
 
         # warnings at the baseline: per-object diagnostics + log-only ones
         base_diag = kbuild.collect_warnings(base_snap, base_snap / O_NAME)
@@ -814,9 +835,9 @@ class _ConfigRun:
     def _build(self, pr: PatchResult, rewrite: list, sha: str):
         """Build what `rewrite` needs; sets pr's action/ok/problem.  Returns
         (per-object warnings, log-only warnings) when the build passed."""
-        has_c = any(f.endswith(".c") for f in rewrite)
-        plan = plan_build(rewrite, self.o, self.deps() if has_c else {},
-                          self.known_objects(self.base_o) if has_c else ())
+        only_c = all(f.endswith(".c") for f in rewrite)      # else the plan is "full"
+        plan = plan_build(rewrite, self.o, self.deps() if only_c else {},
+                          self.known_objects(self.base_o) if only_c else ())
         pr.action, pr.targets, pr.reason, pr.not_built = (
             plan.kind, list(plan.targets), plan.reason, plan.not_built)
         if plan.kind == "none":
@@ -950,22 +971,11 @@ class _ConfigRun:
                        ok=not unexpected)
 
     def _left(self, pr: PatchResult) -> str:
-        """", about Xm left": the remaining patches at their times in the
-        previous run of this configuration (bisect-*/times.json, by
-        subject), else at this run's mean; the file is updated as we go."""
-        path = self.bdir / "times.json"
-        if not hasattr(self, "_times"):
-            try:
-                self._times = json.loads(path.read_text())
-            except (OSError, ValueError):
-                self._times = {}
-            self._now: list[float] = []
+        """", about Xm left": the remaining patches at the times their builds
+        took before (previous_times(), by subject), else at this run's mean."""
         if not pr.cached:
             self._times[pr.subject] = round(pr.seconds, 1)
             self._now.append(pr.seconds)
-            tmp = path.with_suffix(".tmp")
-            tmp.write_text(json.dumps(self._times, indent=0))
-            os.replace(tmp, path)
         rest = self.commits[pr.index:]
         if not rest:
             return ""
