@@ -107,18 +107,6 @@ class _ConfigRun:
         self.arch = kconfig.config_arch(config)
         self.res = ConfigResult(config=config, n=len(commits), runtime=guest is not None)
         self._deps = None
-        self._known = None
-
-    def known_objects(self, base_o: Path) -> set:
-        """The objects of the baseline build (relative to O=)."""
-        if self._known is None:
-            self._known = set()
-            for dirpath, _, filenames in os.walk(base_o):
-                rel = os.path.relpath(dirpath, base_o)
-                for f in filenames:
-                    if f.endswith(".o"):
-                        self._known.add(f if rel == "." else f"{rel}/{f}")
-        return self._known
 
     def deps(self) -> dict:
         if self._deps is None:
@@ -156,7 +144,6 @@ class _ConfigRun:
         self.bdir.mkdir(parents=True, exist_ok=True)
         self.snap = self.bdir / "tree"
         self.o = self.snap / O_NAME
-        self.base_o = base_snap / O_NAME
         state_path = self.bdir / "state.json"
         st = _load_state(state_path, key, self.base)
         if st is None or not (self.o / ".config").is_file():
@@ -297,8 +284,7 @@ class _ConfigRun:
         """Build what `rewrite` needs; sets pr's action/ok/problem.  Returns
         (per-object warnings, log-only warnings) when the build passed."""
         only_c = all(f.endswith(".c") for f in rewrite)      # else the plan is "full"
-        plan = plan_build(rewrite, self.o, self.deps() if only_c else {},
-                          self.known_objects(self.base_o) if only_c else ())
+        plan = plan_build(rewrite, self.o, self.deps() if only_c else {})
         pr.action, pr.targets, pr.reason, pr.not_built = (
             plan.kind, list(plan.targets), plan.reason, plan.not_built)
         if plan.kind == "none":

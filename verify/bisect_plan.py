@@ -74,16 +74,16 @@ def dep_index(out) -> dict:
     return index
 
 
-def _builds(out: Path, obj: str, known) -> bool:
+def _builds(out: Path, obj: str) -> bool:
     """Does the configuration build `obj`?  Its object or its .cmd file is in
-    O= (a failed compile deletes the object, not the .cmd), or the caller
-    knows it (objects of the baseline build)."""
+    O= (a failed compile deletes the object, not the .cmd; the bisect O= is
+    a copy of the baseline's, so every object of the baseline build is
+    there)."""
     d, _, name = obj.rpartition("/")
-    return (obj in known or (out / obj).is_file()
-            or (out / d / f".{name}.cmd").is_file())
+    return (out / obj).is_file() or (out / d / f".{name}.cmd").is_file()
 
 
-def plan_build(files, out, deps: Optional[dict] = None, known_objects=()) -> Plan:
+def plan_build(files, out, deps: Optional[dict] = None) -> Plan:
     """What to build in O=`out` after `files` (relative paths) changed.
 
     "objects": only .c files changed; the configuration builds each one's
@@ -102,7 +102,7 @@ def plan_build(files, out, deps: Optional[dict] = None, known_objects=()) -> Pla
         users = sorted(deps.get(f, set()) - {obj})
         if users:
             other.append((f, f"also compiled into {users[0]}"))
-        elif _builds(out, obj, known_objects):
+        elif _builds(out, obj):
             objects.append(obj)
         else:
             not_built.append(f)
