@@ -578,6 +578,24 @@ def test_text_has_every_section_rule_and_patch(world, tmp_path):
     assert "manifest now: members" in text
 
 
+def test_a_section_is_one_entry(world, tmp_path, monkeypatch):
+    """Both renderings are made from review.SECTIONS: one more entry is one
+    more numbered section, in the contents, on the page and in the text,
+    with what its content function gives."""
+    rv = _build(world, tmp_path / "cache")
+    extra = review.Section("extra", "An extra section", lambda rv: len(rv.patches),
+                           lambda rv, n, w: w(f"<p>{n} patches here</p>"),
+                           lambda rv, n, w: w(f"{n} patches here"))
+    monkeypatch.setattr(review, "SECTIONS", review.SECTIONS + [extra])
+    head = f"{len(review.SECTIONS)}. An extra section"
+    page, text = review.render_html(rv), review.render_text(rv)
+    assert f'<a href="#extra">{head}</a></nav>' in page
+    assert (f'<section id="extra"><h2>{head}</h2><p>3 patches here</p></section>'
+            '</main>') in page
+    assert f"; {head}\n" in text
+    assert text.endswith(f"\n{head}\n{'=' * len(head)}\n3 patches here\n")
+
+
 def test_cli_review_on_the_committed_series(tmp_path, monkeypatch):
     """The real 5.10 series, an empty cache: every result is "not run"."""
     from cli.main import main
