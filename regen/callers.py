@@ -59,7 +59,7 @@ from .usage import fold_steps
 
 
 # the paragraph a patch's message gets when uses elsewhere were adapted, one
-# Site.describe() a line; and the rules that may adapt them (report/review.py)
+# Site.describe() a line; and the rules that may adapt them (report/review/)
 HEADER = "Uses in files this patch's steps do not list, adapted to the new signature:"
 _LISTED = re.compile(r"^  (\S+ \([^)]*\) uses \w+\(\))$", re.M)
 PARAM_RULE = "rules/slab_callsite.cocci"

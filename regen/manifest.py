@@ -36,7 +36,7 @@ Schema (TOML, see cocci/series.toml for the documented real thing):
       [[entry.code]]    functions = [names or globs], why = "...",
                         objects = [...] (optional)
                         -- functions whose compiled code this patch is
-                        expected to change (verify/objdiff.py); an entry
+                        expected to change (verify/objdiff/); an entry
                         without one is type-only: its patch must leave the
                         code of every function as it was
 """

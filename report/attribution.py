@@ -35,7 +35,7 @@ second run costs seconds; the first on 5.10 is the ~300 single-rule runs.
 The result is recorded for the series under
 $SLABCONV_CACHE/runs/attribution-<version>/<series id>.json, with the
 slabconv commit, a digest of cocci/ and the spatch version; the review
-page (report/review.py) shows it when it reviews that series.
+page (report/review/) shows it when it reviews that series.
 """
 from __future__ import annotations
 

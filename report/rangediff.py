@@ -23,7 +23,7 @@ kernel.  Then `git range-diff base-old..old base-new..new`.
 
 The result is printed (or written to --output) and recorded for the new
 series under $SLABCONV_CACHE/runs/rangediff-<version>/<series id>.json,
-where the review page (report/review.py) finds it when it reviews that
+where the review page (report/review/) finds it when it reviews that
 series.
 """
 from __future__ import annotations

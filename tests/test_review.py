@@ -285,12 +285,12 @@ def test_entries_report(tmp_path):
 
 def test_rule_and_template_headers(world):
     _, cocci, _ = world
-    title, desc, conf, opts = review.rule_header((cocci / "rules" / "alpha.cocci").read_text())
+    title, desc, conf, opts = review.sources.rule_header((cocci / "rules" / "alpha.cocci").read_text())
     assert title == "Turn y into z." and "Longer text." in desc
     assert conf == "High (it is only a rename, nothing else)" and opts == "--no-includes"
-    t, d = review.template_header((cocci / "templates" / "tmpl.h").read_text())
+    t, d = review.sources.template_header((cocci / "templates" / "tmpl.h").read_text())
     assert t == "three macros." and "Why: macros." in d
-    assert review.template_body((cocci / "templates" / "tmpl.h").read_text()) == [
+    assert review.sources.template_body((cocci / "templates" / "tmpl.h").read_text()) == [
         "#define T_ONE 1", "#define T_TWO 2", "#define T_THREE 3"]
 
 
@@ -409,7 +409,7 @@ def test_recorded_results_of_this_series_only(world, tmp_path, monkeypatch):
     assert st == {"verify-slub": R.THIS, "verify-slab": R.NOT_RUN, "boot-slub": R.THIS,
                   "residue": R.THIS, "compiled-lines": R.THIS}
     assert "another series" in rv.results["verify-slab"].note
-    rows = {label: s for label, _, s in review._result_rows(rv)}
+    rows = {label: s for label, _, s in review.model.result_rows(rv)}
     assert rows["verify slub"] == "pass" and rows["verify slab"] == "not run"
     assert rows["boot slub"] == "FAIL" and rows["residue"] == "FAIL"
     assert rows["verify slob"] == "not run" and rows["per-patch builds"] == "not run"
@@ -554,7 +554,7 @@ def test_html_is_balanced_escaped_and_complete(world, tmp_path):
     c.feed(page)
     assert c.errors == [] and c.stack == []
     assert len(c.ids) == len(set(c.ids)), "duplicate ids"
-    for sid, _ in review.SECTIONS:
+    for sid in (s.id for s in review.SECTIONS):
         assert sid in c.ids
     assert c.articles == 3
     assert "<script" not in page and "b(&lt;script&gt;);" in page
@@ -562,13 +562,13 @@ def test_html_is_balanced_escaped_and_complete(world, tmp_path):
         assert s.anchor in c.ids and s.key in page
     # nothing from the network (a commit message's Link: is text, not a resource)
     assert not re.search(r'(?:src|href|url)\s*[=(]\s*["\']?https?://', page, re.I)
-    assert review._e(review.attribution_note()) in page
+    assert review.html_page._e(review.model.attribution_note()) in page
 
 
 def test_text_has_every_section_rule_and_patch(world, tmp_path):
     rv = _build(world, tmp_path / "cache")
     text = review.render_text(rv)
-    for i, (_, name) in enumerate(review.SECTIONS, 1):
+    for i, name in enumerate((s.title for s in review.SECTIONS), 1):
         assert f"\n{i}. {name}\n" in text
     for s in rv.sources:
         assert s.key in text
@@ -576,6 +576,24 @@ def test_text_has_every_section_rule_and_patch(world, tmp_path):
         assert f"{p.tag} {p.subject}" in text
     assert "@@ -1,4 +1,4 @@ int f(void)  (+1 -2)" in text
     assert "manifest now: members" in text
+
+
+def test_a_section_is_one_entry(world, tmp_path, monkeypatch):
+    """Both renderings are made from review.SECTIONS: one more entry is one
+    more numbered section, in the contents, on the page and in the text,
+    with what its content function gives."""
+    rv = _build(world, tmp_path / "cache")
+    extra = review.Section("extra", "An extra section", lambda rv: len(rv.patches),
+                           lambda rv, n, w: w(f"<p>{n} patches here</p>"),
+                           lambda rv, n, w: w(f"{n} patches here"))
+    monkeypatch.setattr(review, "SECTIONS", review.SECTIONS + [extra])
+    head = f"{len(review.SECTIONS)}. An extra section"
+    page, text = review.render_html(rv), review.render_text(rv)
+    assert f'<a href="#extra">{head}</a></nav>' in page
+    assert (f'<section id="extra"><h2>{head}</h2><p>3 patches here</p></section>'
+            '</main>') in page
+    assert f"; {head}\n" in text
+    assert text.endswith(f"\n{head}\n{'=' * len(head)}\n3 patches here\n")
 
 
 def test_cli_review_on_the_committed_series(tmp_path, monkeypatch):
@@ -675,14 +693,14 @@ def test_each_rule_has_its_smpl_and_its_test_cases(world, tmp_path):
     html = review.render_html(rv)
     part = html.split(f'id="{alpha.anchor}"')[1].split('<details class="box source"')[0]
     # the whole SmPL, escaped, then the cases, beside the hunks
-    assert review._e((cocci / "rules" / "alpha.cocci").read_text()) in part
+    assert review.html_page._e((cocci / "rules" / "alpha.cocci").read_text()) in part
     assert part.index('class="smpl"') < part.index('class="cases"') < part.index("Its hunks")
     case = part.split('data-case="one"')[1].split('data-case="two"')[0]
     assert '<span class="d">-int y;</span>' in case and '<span class="a">+int z;</span>' in case
     assert "-D fn=f" in case
     assert "(no expected file)" in part.split('data-case="two"')[1]
     tmpl = rv.find_source("cocci/templates/tmpl.h")
-    assert review._e("#define T_ONE 1") in html.split(f'id="{tmpl.anchor}"')[1]
+    assert review.html_page._e("#define T_ONE 1") in html.split(f'id="{tmpl.anchor}"')[1]
     assert "tests: one.c -> one.res, two.c -> two.?" in review.render_text(rv)
 
 
@@ -694,8 +712,8 @@ def test_each_patch_shows_its_manifest_entry(world, tmp_path):
     assert "[[entry]]" not in rv.entry_text["two"][1:]
     html = review.render_html(rv)
     art = html.split('id="patch-0002"')[1].split("</article>")[0]
-    assert '<details class="entry">' in art and review._e('id = "two"') in art
-    assert review._e('rule = "rules/beta.cocci"') in art
+    assert '<details class="entry">' in art and review.html_page._e('id = "two"') in art
+    assert review.html_page._e('rule = "rules/beta.cocci"') in art
 
 
 def _git(repo, *args):
@@ -730,7 +748,7 @@ def test_byte_for_byte_only_from_a_regen_record_of_these_bytes(world, tmp_path):
     assert line.startswith(f"The rules at commit {head[:12]} reproduce the committed series "
                            f"byte for byte") and "spatch 1.1.1" in line
     html = review.render_html(rv)
-    assert f'<p id="reproduced" class="repro">{review._e(line)}</p>' in html
+    assert f'<p id="reproduced" class="repro">{review.html_page._e(line)}</p>' in html
     assert "reproduced:         yes" in review.render_text(rv)
     # one byte of one file changed: not these bytes any more
     c = series / "0000-cover-letter.patch"
@@ -768,7 +786,7 @@ def test_the_range_diff_section(world, tmp_path):
     html = review.render_html(rv)
     part = html.split('<section id="rangediff">')[1].split("</section>")[0]
     assert [m for m in re.findall(r'data-status="(.)"', part)] == ["=", "!", "="]
-    assert 'href="#patch-0002"' in part and review._e("++#define T_TWO 22") in part
+    assert 'href="#patch-0002"' in part and review.html_page._e("++#define T_TWO 22") in part
     assert "1 changed" in html.split('<section id="summary">')[1].split("</section>")[0]
     text = review.render_text(rv)
     assert "    2 ! 2   mm: Second" in text
@@ -801,9 +819,9 @@ def test_usage_patch_says_its_conversions_came_from_usage(world, tmp_path):
     assert "conversions from: usage (no manifest entry names them): user_free()" \
         in review.render_text(rv)
     assert "conversions from</th><td>usage" in review.render_html(rv)
-    assert review._origin(p4) == ("usage (no manifest entry names them): "
+    assert review.model.origin(p4) == ("usage (no manifest entry names them): "
                                   "user_free(): parameter page (mm/a.c)")
-    assert review._origin(rv.patches[0]).startswith("the manifest")
+    assert review.model.origin(rv.patches[0]).startswith("the manifest")
 
 
 def test_a_patch_that_adapted_uses_elsewhere_names_them(world, tmp_path):
@@ -831,7 +849,7 @@ def test_a_patch_that_adapted_uses_elsewhere_names_them(world, tmp_path):
     assert 1 not in rv.mismatches, rv.mismatches
     p1 = [p for p in rv.patches if p.number == 1][0]
     assert p1.callers == ["x() (drivers/x.c:2) uses f()"]
-    assert review._origin(p1) == ("the manifest (the functions its steps name); uses in files "
+    assert review.model.origin(p1) == ("the manifest (the functions its steps name); uses in files "
                                   "its steps do not list, adapted: x() (drivers/x.c:2) uses f()")
     assert p1.sources_of("drivers/x.c") == ["cocci/rules/slab_callsite.cocci"]
     assert p1.sources_of("mm/a.c") == ["cocci/rules/alpha.cocci"]

@@ -27,7 +27,7 @@ from base import paths
 
 TIMEOUT = 120                   # seconds for one Chromium run
 SIZE = (1280, 2000)
-HEADER_RGB = (0x22, 0x31, 0x3F)   # review.CSS: header{background:#22313f}
+HEADER_RGB = (0x22, 0x31, 0x3F)   # review.html_page.CSS: header{background:#22313f}
 
 
 def chromium(args: list[str], profile: Path) -> subprocess.CompletedProcess:
@@ -107,7 +107,7 @@ def png_problems(png: Path) -> list[str]:
 def dom_problems(dom: str, n_patches: int, sources: list[str]) -> list[str]:
     """Why the dumped DOM is not the whole review page ([] if it is)."""
     problems = []
-    for sid, name in review.SECTIONS:
+    for sid, name in ((s.id, s.title) for s in review.SECTIONS):
         if not re.search(rf'<section id="{sid}"><h2>\d+\. {re.escape(name)}</h2>', dom):
             problems.append(f"section {sid} missing")
         if f'href="#{sid}"' not in dom:
