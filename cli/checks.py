@@ -344,7 +344,7 @@ def series_code(x, src) -> dict:
     """The whole series' effect on the compiled code in one configuration:
     scripts/bloat-o-meter on vmlinux, and every kernel object of the
     patched build compared function by function with the baseline's
-    (verify/objdiff.py), with bloat-o-meter for each object whose code
+    (verify/objdiff/), with bloat-o-meter for each object whose code
     changed."""
     base, new = Path(x.baseline_out), Path(x.patched_out)
     objs = [o for o in objdiff.list_objects(new) if (base / o).is_file()]

@@ -8,7 +8,7 @@ in every configuration, with no new compiler warning.
     c = r.configs[0]; c.first_failure    # PatchResult (index, subject, problem, error_excerpt)
 
 `repo` is a git repository holding the series as a linear run of commits
-base..head (default slabconv-baseline..HEAD, which pipeline.apply_series
+base..head (default slabconv-baseline..HEAD, which apply.apply_series
 makes).  Only git objects are read, never the repository's checkout: a
 `git clone --shared --no-checkout` works as well.
 

@@ -16,7 +16,7 @@ state with its commit id, so a rerun boots only what changed.
 
 The guest of a configuration (its command line, QEMU extras, timeout) is
 the caller's: `spec(config, image, build_dir, src, name, modules)` returns
-a boot.matrix.GuestSpec (cli.pipeline.kernel_spec for verify), so
+a boot.matrix.GuestSpec (cli.boots.kernel_spec for verify), so
 this module needs nothing from the layers above it.
 """
 from __future__ import annotations
