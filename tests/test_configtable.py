@@ -105,6 +105,8 @@ def test_a_configuration_added_to_the_table_reaches_every_consumer(tmp_path, mon
     ('[bad]\narch = "x86_64"\nallocator = "slub"\nfragments = ["slub"]\nboot.variants = '
      '{ lazy = {} }\n', 'one of them ""'),
     ('[bad]\narch = "x86_64"\nallocator = "slub"\n', "no fragments"),
+    ('[bad]\narch = "x86_64"\nallocator = "slub"\nfragments = ["slub"]\nobjects = -3\n',
+     "objects must be a whole number"),
 ])
 def test_a_mistake_names_the_file_and_the_line(tmp_path, monkeypatch, extra, message):
     f = table_with(tmp_path, monkeypatch, extra)

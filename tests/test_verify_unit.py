@@ -365,6 +365,33 @@ def test_the_progress_line_counts_against_the_last_cold_build(tmp_path, monkeypa
     assert kbuild.expected_objects(out) is None
 
 
+def test_a_first_build_counts_against_the_tables_figure(tmp_path, monkeypatch):
+    """With no build of this .config counted on this machine, a build from
+    scratch counts against verify/configs.toml's `objects`; once one is
+    counted, against that."""
+    from verify import configtable, kbuild
+    monkeypatch.setenv("SLABCONV_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("DISTCC_HOSTS", raising=False)
+    out = tmp_path / "src" / "o"
+    out.mkdir(parents=True)
+    (out / ".config").write_text("CONFIG_SLUB=y\n")
+    totals = []
+
+    def fake_make(cmd, *, env, log_path, total=None, **kw):
+        totals.append(total)
+        log_path.write_text("")
+        return 0, 26, 1.0
+    monkeypatch.setattr(kbuild, "run_make", fake_make)
+    assert configtable.get("slub").objects > 0
+    kbuild.build(tmp_path / "src", out, quiet=True, estimate=configtable.get("slub").objects)
+    assert totals == [configtable.get("slub").objects]
+    for f in out.iterdir():                         # a build from scratch again
+        if f.name != ".config":
+            f.unlink()
+    kbuild.build(tmp_path / "src", out, quiet=True, estimate=configtable.get("slub").objects)
+    assert totals[-1] == 26                          # this machine's own count now
+
+
 def test_only_a_whole_kernel_build_records_its_object_count(tmp_path, monkeypatch):
     """`prepare` or a few objects built in a new O= directory are not the
     count the progress line of a kernel build counts against."""

@@ -39,7 +39,7 @@ from typing import Optional
 from base import atomic, log as slog
 from base.lock import locked
 from base.log import SlabconvError
-from . import kbuild, kconfig, sparse, sparse as _sparse, tree, warnings as W
+from . import configtable, kbuild, kconfig, sparse, sparse as _sparse, tree, warnings as W
 
 
 __all__ = ["check_build", "VerifyResult", "kbuild", "kconfig", "sparse", "tree", "W"]
@@ -156,7 +156,7 @@ def _baseline(src: Path, base_dir: Path, key: str, config: str, arch: str,
     tree.snapshot(src, snap)
     kconfig.configure_named(snap, snap / O_NAME, config)
     res = kbuild.build(snap, snap / O_NAME, targets=targets, jobs=jobs, arch=arch,
-                       label="baseline")
+                       label="baseline", estimate=configtable.get(config).objects or None)
     if res.ok:
         stamp.write_text(json.dumps({"key": key, "src": str(src),
                                      "result": res.to_dict()}, indent=1) + "\n")

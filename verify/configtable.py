@@ -17,7 +17,7 @@ from __future__ import annotations
 import functools
 import re
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from base.log import SlabconvError
@@ -27,7 +27,8 @@ CHECKS = ("verify", "per-patch", "runtime", "coverage", "boot", "reference", "ma
 ARCHES = ("x86_64", "i386")
 ALLOCATORS = ("slub", "slab", "slob", "slub-tiny")
 DEFAULTS = {"boot_timeout": float, "reference_timeout": float}
-_KEYS = {"arch", "allocator", "fragments", "requires", "checks", "on_request", "boot"}
+_KEYS = {"arch", "allocator", "fragments", "requires", "checks", "on_request", "boot",
+         "objects"}
 _BOOT_KEYS = {"slub_debug", "cmdline", "qemu", "timeout", "variants"}
 
 
@@ -46,6 +47,7 @@ class Config:
     timeout: float = 0.0              # a guest's timeout (s)
     variants: dict = field(default_factory=lambda: {"": {}})   # variant -> boot.run() options
     line: int = 0                     # of its table in the file
+    objects: int = 0                  # a whole build's objects, measured (progress total, 0: none)
 
     @property
     def fault_injection(self) -> bool:
@@ -105,6 +107,10 @@ def _config(name: str, d: dict, line: int, fragments_dir: Path, default_timeout:
                checks, on_request, bool(b.get("slub_debug", False)), str(b.get("cmdline", "")),
                _strings(b.get("qemu", []), "boot.qemu"),
                float(b.get("timeout", default_timeout)), variants, line)
+    objects = d.get("objects", 0)
+    if not isinstance(objects, int) or isinstance(objects, bool) or objects < 0:
+        raise ValueError(f"objects must be a whole number of objects, not {objects!r}")
+    c = replace(c, objects=objects)
     if "runtime" in checks and not c.fault_injection:
         raise ValueError("a runtime configuration's guests run the fault-injection test: "
                          "its fragments need faultinject")

@@ -514,12 +514,16 @@ def image_path(out: Path, arch: str) -> Path:
 def build(src, out, *, targets=DEFAULT_TARGETS, jobs: int = 2, arch: str = "x86_64",
           config: Optional[str] = None, label: Optional[str] = None,
           log: Optional[Path] = None, use_ccache: Optional[bool] = None,
-          quiet: bool = False, keep_going: bool = False) -> BuildResult:
+          quiet: bool = False, keep_going: bool = False,
+          estimate: Optional[int] = None) -> BuildResult:
     """Build `targets` of the source tree `src` in O=`out` (configured already,
     or `config` names a configuration of verify.kconfig to apply first).
     quiet: no start/end lines on stderr (progress every PROGRESS_EVERY s stays).
     keep_going: `make -k`, so that every target that can be built is (the
-    errors of each failing object are in the log)."""
+    errors of each failing object are in the log).
+    estimate: the objects a build from scratch of this configuration compiles
+    (verify/configs.toml `objects`), the progress total until this machine
+    has counted a build of its own .config (expected_objects())."""
     src, out = Path(src).resolve(), Path(out).resolve()
     if shutil.which("make") is None:
         raise SlabconvError("'make' not found; install the Debian package 'make'", exit_code=3)
@@ -553,7 +557,8 @@ def build(src, out, *, targets=DEFAULT_TARGETS, jobs: int = 2, arch: str = "x86_
                             f"{', distcc: ' + hosts if hosts else ''})")
     cold = not (out / "vmlinux.o").exists() and not any((out / "mm").glob("*.o"))
     rc, compiled, seconds = run_make(cmd, env=env, log_path=log_path, label=label,
-                                     total=expected_objects(out) if cold else None, cold=cold)
+                                     total=(expected_objects(out) or estimate) if cold else None,
+                                     cold=cold)
     if rc == 0 and cold and compiled and set(DEFAULT_TARGETS) <= set(targets):
         record_objects(out, compiled)       # a whole kernel's count, not prepare's or a few objects
     after = ccache_counters(env)
