@@ -183,32 +183,45 @@ _PAGE_LOCAL = re.compile(r"\bstruct\s+page\s*\*\s*\w+\s*=\s*slab_page\("
                          r"|^\s*\w+\s*=\s*slab_page\(\w+\);", re.M)
 
 
-def wants_locals(src: str) -> bool:
+def wants_locals(src: str, settled: str | None = None) -> bool:
     """Whether cocci/rules/slab_page_follow.cocci, slab_page_local.cocci or
     page_slab_local.cocci can change `src`: some function takes slab_page()
     of one name three times or more, or page_slab() of one name twice or
     more, or a page local holds slab_page() or follows a slab (it may fold
-    back or go).  Saves their spatch run in the
-    entries where they have nothing to do."""
-    s = strip_comments(src)
-    if _PAGE_LOCAL.search(s):
-        return True
-    for body in _top_level_blocks(s):
-        if any(n >= 3 for n in Counter(re.findall(r"\bslab_page\((\w+)\)", body)).values()) \
-                or any(n >= 2 for n in Counter(re.findall(r"\bpage_slab\((\w+)\)", body)).values()):
+    back or go).  Saves their spatch run in the entries where they have
+    nothing to do.
+
+    `settled`: an earlier text of the same file that the rules left with
+    nothing more to do.  They act on each function alone, so only the
+    top-level declarations and definitions that differ from it (compared
+    without comments and layout) can want them."""
+    units = top_level_units(strip_comments(src))
+    if settled is not None:
+        done = {" ".join(u.split()) for u in top_level_units(strip_comments(settled))}
+        units = [u for u in units if " ".join(u.split()) not in done]
+    for u in units:
+        if _PAGE_LOCAL.search(u):
+            return True
+        if any(n >= 3 for n in Counter(re.findall(r"\bslab_page\((\w+)\)", u)).values()) \
+                or any(n >= 2 for n in Counter(re.findall(r"\bpage_slab\((\w+)\)", u)).values()):
             return True
     return False
 
 
-def _top_level_blocks(s: str):
-    """The text of every outermost {...} of `s` (function bodies among them)."""
-    depth, start = 0, 0
-    for m in re.finditer(r"[{}]", s):
-        if m.group(0) == "{":
-            if depth == 0:
-                start = m.end()
+def top_level_units(s: str) -> list[str]:
+    """`s` cut after every `;` and `}` at the outermost level: each
+    top-level declaration or definition with what precedes it since the
+    one before (a function's header, comments, preprocessor lines)."""
+    units, depth, start = [], 0, 0
+    for m in re.finditer(r"[{};]", s):
+        c = m.group(0)
+        if c == "{":
             depth += 1
-        elif depth:
+        elif c == "}" and depth:
             depth -= 1
-            if depth == 0:
-                yield s[start:m.start()]
+        if depth == 0 and c != "{":
+            units.append(s[start:m.end()])
+            start = m.end()
+    if s[start:].strip():
+        units.append(s[start:])
+    return units

@@ -197,16 +197,19 @@ def _run_batch(series: manifest.Series, batch: list[manifest.Step], wt: WorkTree
     for step in batch:
         prepare(series, step, tree)
     first = batch[0]
-    # the after-rules (slab_page_local, page_slab_local) change nothing in a
-    # file without what effects.wants_locals() looks for: no spatch run
-    if first.alone and first.path in series.after_rules and not any(
-            effects.wants_locals((tree / f).read_text(errors="replace"))
-            for f in first.files if (tree / f).is_file()):
-        return {0}                      # nothing the rule would change: no spatch run
-    rule, defines = _batch_rule(series, batch, tree, wt.scratch)
     texts = {f: (tree / f).read_text(errors="replace") for f in first.files if (tree / f).is_file()}
+    after = first.alone and first.path in series.after_rules
+    # the after-rules (slab_page_follow, slab_page_local, page_slab_local)
+    # change nothing in a function without what effects.wants_locals() looks
+    # for, nor in one they already left as it is: then no spatch run
+    if after and not any(effects.wants_locals(t, wt.settled.get(f)) for f, t in texts.items()):
+        wt.settled.update(texts)
+        return {0}
+    rule, defines = _batch_rule(series, batch, tree, wt.scratch)
     out = spatch.apply_rule(rule, tree, first.files, defines=defines,
                             options=first.options, what=what)
+    if after:
+        wt.settled.update({f: (tree / f).read_text(errors="replace") for f in texts})
     refused = spatch.refusals(out)
     if refused:
         raise SlabconvError(f"{what}: the rules refuse to convert:\n"

@@ -76,6 +76,8 @@ class WorkTree:
     def __init__(self, path: Path, identity: Identity, date: str, slot: int | None = None,
                  workdir: Path | None = None):
         self._unsynced: set[str] = set()
+        # file -> its text as the series' after-rules last left it (regen/series.py)
+        self.settled: dict[str, str] = {}
         self.path = path
         self.workdir = workdir or path.parent       # holds the baseline repository "linux"
         self.identity = identity
