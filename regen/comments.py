@@ -41,6 +41,7 @@ _IDENT = r"[A-Za-z_]\w*"
 _EXPR = re.compile(r"(?<![\w>.\-])(%s(?:(?:->|\.)%s)+|%s\(%s\))(?![\w(])" % ((_IDENT,) * 4))
 # comments, and strings (so that a "/*" inside one is not taken for a comment)
 _COMMENT = re.compile(r'/\*.*?\*/|//[^\n]*|"(?:\\.|[^"\\\n])*"', re.S)
+_BRACE = re.compile(r"[{}]")
 _DEFINITION = re.compile(r"^[A-Za-z_][^;=]*?\b(%s)\s*\(" % _IDENT)
 
 
@@ -79,8 +80,16 @@ def load_phrases(path: Path) -> list[Phrase]:
     return out
 
 
-def _tokens(code: str) -> list[tuple[str, int]]:
-    return [(m.group(0), m.start()) for m in _TOKEN.finditer(code)]
+@functools.lru_cache(maxsize=1 << 16)
+def _line_tokens(line: str) -> tuple[str, ...]:
+    """The tokens of one line (the same lines come back in every entry's
+    diff of a file: kept)."""
+    return tuple(_TOKEN.findall(line))
+
+
+@functools.lru_cache(maxsize=16)
+def _code_tokens(code: str) -> tuple[str, ...]:
+    return tuple(t for line in code.splitlines() for t in _line_tokens(line))
 
 
 def functions(src: str) -> list[tuple[str, int, int, int]]:
@@ -90,25 +99,20 @@ def functions(src: str) -> list[tuple[str, int, int, int]]:
     code = strip_comments(src)
     out = []
     depth = 0
-    i = 0
-    line_start = 0
     head = None
-    while i < len(code):
-        c = code[i]
-        if c == "\n":
-            line_start = i + 1
-        elif c == "{":
+    for m in _BRACE.finditer(code):
+        i = m.start()
+        if m.group(0) == "{":
             if depth == 0:
                 head = _definition_start(code, i)
             depth += 1
-        elif c == "}":
+        else:
             depth -= 1
             if depth == 0 and head is not None:
                 name, start = head
                 out.append((name, start, i + 1, _doc_start(src, start)))
                 head = None
             depth = max(depth, 0)
-        i += 1
     return out
 
 
@@ -156,31 +160,42 @@ def _doc_start(src: str, start: int) -> int:
 
 
 def _mapping(old_code: str, new_code: str) -> dict[str, str | None]:
-    """For every expression of the old code: what the change made of it.
-    None when its occurrences went different ways or were not kept as one
-    expression.  Lines are aligned first, then the tokens of the lines
-    that changed."""
+    """For every expression of the old code that the new code no longer
+    has: what the change made of it.  None when its occurrences went
+    different ways or were not kept as one expression.  Lines are aligned
+    first, then the tokens of the lines that changed.  (An expression
+    within lines the change kept is in the new code: the unchanged lines
+    count only next to a change, where an expression may span the two.)"""
     a_lines, b_lines = old_code.splitlines(), new_code.splitlines()
     at: list[str] = []
     bt: list[str] = []
     where: list[int | None] = []           # old token -> new token
     for op, i1, i2, j1, j2 in line_opcodes(a_lines, b_lines, autojunk=False):
-        a = [t for line in a_lines[i1:i2] for t, _ in _tokens(line)]
-        b = [t for line in b_lines[j1:j2] for t, _ in _tokens(line)]
-        base_a, base_b = len(at), len(bt)
-        at.extend(a)
-        bt.extend(b)
-        where.extend([None] * len(a))
-        if op == "equal":
-            pairs = [(k, k) for k in range(len(a))]
+        if op == "equal" and i2 - i1 > 2 * _KEPT:
+            spans = [(i1, i1 + _KEPT, j1, j1 + _KEPT), (i2 - _KEPT, i2, j2 - _KEPT, j2)]
         else:
-            pairs = []
-            sm = difflib.SequenceMatcher(None, a, b, autojunk=False)
-            for sop, x1, x2, y1, y2 in sm.get_opcodes():
-                if sop == "equal" or (sop == "replace" and x2 - x1 == y2 - y1):
-                    pairs.extend((x1 + k, y1 + k) for k in range(x2 - x1))
-        for x, y in pairs:
-            where[base_a + x] = base_b + y
+            spans = [(i1, i2, j1, j2)]
+        for k, (x1, x2, y1, y2) in enumerate(spans):
+            if k:                           # the lines left out: no expression spans them
+                at.append("")
+                bt.append("")
+                where.append(None)
+            a = [t for line in a_lines[x1:x2] for t in _line_tokens(line)]
+            b = [t for line in b_lines[y1:y2] for t in _line_tokens(line)]
+            base_a, base_b = len(at), len(bt)
+            at.extend(a)
+            bt.extend(b)
+            where.extend([None] * len(a))
+            if op == "equal":
+                pairs = [(k, k) for k in range(len(a))]
+            else:
+                pairs = []
+                sm = difflib.SequenceMatcher(None, a, b, autojunk=False)
+                for sop, p1, p2, q1, q2 in sm.get_opcodes():
+                    if sop == "equal" or (sop == "replace" and p2 - p1 == q2 - q1):
+                        pairs.extend((p1 + k, q1 + k) for k in range(p2 - p1))
+            for x, y in pairs:
+                where[base_a + x] = base_b + y
     seen: dict[str, str | None] = {}
     for start, length, expr in _code_patterns(at):
         ends = [where[start + k] for k in range(length)]
@@ -193,6 +208,9 @@ def _mapping(old_code: str, new_code: str) -> dict[str, str | None]:
         else:
             seen.setdefault(expr, target)
     return seen
+
+
+_KEPT = 3       # unchanged lines kept on each side of a change (_mapping)
 
 
 def _code_patterns(tokens: list[str]):
@@ -213,9 +231,10 @@ def _code_patterns(tokens: list[str]):
 
 
 def _count(code: str, expr: str) -> int:
-    toks = [t for t, _ in _tokens(expr)]
-    ct = [t for t, _ in _tokens(code)]
-    return sum(1 for i in range(len(ct) - len(toks) + 1) if ct[i:i + len(toks)] == toks)
+    toks = tuple(_TOKEN.findall(expr))
+    ct = _code_tokens(code)
+    n = len(toks)
+    return sum(1 for i, t in enumerate(ct) if t == toks[0] and ct[i:i + n] == toks) if n else 0
 
 
 def _rename(expr: str, renames: dict[str, str]) -> str:
