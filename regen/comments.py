@@ -47,7 +47,8 @@ _DEFINITION = re.compile(r"^[A-Za-z_][^;=]*?\b(%s)\s*\(" % _IDENT)
 
 @dataclass(frozen=True)
 class Phrase:
-    where: str          # "rewritten" (a line whose code name was rewritten), "kernel-doc",
+    where: str          # "rewritten" (a line whose code name was rewritten), "block" (a
+                        # comment with such a line), "kernel-doc",
                         # "converted", or "above" (the statement after the comment changed)
     old: str            # regular expression
     new: str
@@ -68,11 +69,12 @@ def load_phrases(path: Path) -> list[Phrase]:
     out = []
     for i, p in enumerate(data.get("phrase", [])):
         where = p.get("where")
-        if where not in ("rewritten", "converted", "kernel-doc", "above") or not p.get("old") \
+        if where not in ("rewritten", "block", "converted", "kernel-doc", "above") \
+                or not p.get("old") \
                 or "new" not in p or not p.get("upstream") \
                 or (where == "above") != bool(p.get("was") and p.get("now")):
-            raise ValueError(f"{path}: phrase {i + 1}: needs where (rewritten|converted|kernel-doc|"
-                             f"above), old, new and upstream (and for above: was and now)")
+            raise ValueError(f"{path}: phrase {i + 1}: needs where (rewritten|block|converted|"
+                             f"kernel-doc|above), old, new and upstream (and for above: was and now)")
         for k in ("old", "was", "now"):
             re.compile(p.get(k, ""))
         out.append(Phrase(where, p["old"], p["new"], p["upstream"], p.get("was", ""),
@@ -240,9 +242,13 @@ def _count(code: str, expr: str) -> int:
 def _rename(expr: str, renames: dict[str, str]) -> str:
     """What a comment's code expression becomes: the code's own rewrite of
     the whole expression, else of the variable it starts with (or, for
-    f(x), of x)."""
+    f(x), of x).  `a.b` is the member b of what a points to in `a->b`
+    ("since page.objects is u15"): it follows a->b's rewrite."""
     if expr in renames:
         return renames[expr]
+    arrow = expr.replace(".", "->")
+    if "->" not in expr and arrow in renames and "." not in renames[arrow]:
+        return renames[arrow].replace("->", ".")
     m = re.fullmatch(r"(%s)((?:->|\.).*)" % _IDENT, expr)
     if m and m.group(1) in renames:
         return renames[m.group(1)] + m.group(2)
@@ -265,6 +271,10 @@ def _rewrite_comment(comment: str, renames: dict[str, str], phrases: list[Phrase
                     new = re.sub(p.old, p.new, new)
         out.append(new)
     text = "".join(out)
+    if text != comment:             # the block speaks of what its rewritten line names
+        for p in phrases:
+            if p.where == "block":
+                text = re.sub(p.old, p.new, text)
     if converted:                   # across lines: "the page\n * allocator"
         for p in phrases:
             if p.where == "converted":

@@ -1,4 +1,5 @@
 """regen/comments.py: comments follow the code they name, and only that."""
+import re
 from pathlib import Path
 
 import pytest
@@ -230,7 +231,15 @@ def test_above_waits_for_the_statement_to_change():
 
 
 def test_every_above_phrase_is_exercised():
-    assert {p.old for p in PHRASES if p.where == "above"} == {r"\bvirt_to_head_page\(\)"}
+    # each is asserted in a test above (CHECK, CPU_SLAB)
+    assert {p.old for p in PHRASES if p.where == "above"} == {
+        r"\bvirt_to_head_page\(\)", r"\bpage is pointing to the page\b", r"\bThat page must\b"}
+
+
+def test_every_block_phrase_is_exercised():
+    # each is asserted in test_block_phrases_follow_a_rewritten_line_of_their_comment
+    assert {p.old for p in PHRASES if p.where == "block"} == {
+        r"\blist operations on the page\b", r"\bpage's freelist\b"}
 
 
 def test_a_phrase_above_needs_was_and_now(tmp_path):
@@ -276,3 +285,107 @@ def test_slab_words_of_the_slab_allocator_follow_a_converted_function():
     before, after = _slab_fn(" * move slabp to correct slabp list; the actual page can be freed\n")
     assert (" * move slab to correct slab list; the actual slab can be freed\n"
             in comments.follow(before, after, PHRASES))
+
+
+HEADER = '''/*
+ *   The slab_lock only protects:
+ *	A. page->freelist	-> List of object free in a page
+ *
+ *   The processor that froze the slab is the one who can perform
+ *   list operations on the page, and it alone takes objects from the
+ *   page's freelist.
+ */
+#define MAX_OBJS 32767 /* since page.objects is u15 */
+
+/* The page's freelist is not this comment's business */
+static int f(struct page *page)
+{
+	return page->freelist != NULL && page->objects;
+}
+
+static int other(struct page *page)
+{
+	return page->inuse;
+}
+'''
+
+
+def test_block_phrases_follow_a_rewritten_line_of_their_comment():
+    after = HEADER.replace("struct page *page", "struct slab *slab") \
+                  .replace("page->freelist != NULL && page->objects",
+                           "slab->freelist != NULL && slab->objects")
+    out = comments.follow(HEADER, after, PHRASES)
+    assert " *	A. slab->freelist	-> List of object free in a slab\n" in out
+    assert " *   list operations on the slab, and it alone takes objects from the\n" in out
+    assert " *   page's freelist.\n" not in out and " *   slab's freelist.\n" in out
+    # a comment without a rewritten code name keeps its words
+    assert "/* The page's freelist is not this comment's business */" in out
+
+
+def test_a_dot_member_follows_the_arrow_members_rewrite():
+    after = HEADER.replace("struct page *page", "struct slab *slab") \
+                  .replace("page->freelist != NULL && page->objects",
+                           "slab->freelist != NULL && slab->objects")
+    out = comments.follow(HEADER, after, PHRASES)
+    assert "/* since slab.objects is u15 */" in out
+    # while the code still reads page->objects somewhere, page.objects stays
+    half = HEADER.replace("page->freelist != NULL", "slab_page(slab)->freelist != NULL") \
+                 .replace("struct page *page", "struct slab *slab")
+    assert "/* since page.objects is u15 */" in comments.follow(HEADER, half, PHRASES)
+
+
+CPU_SLAB = '''static void *alloc(struct kmem_cache_cpu *c)
+{
+	void *freelist = c->freelist;
+
+	/*
+	 * freelist is pointing to the list of objects to be used.
+	 * page is pointing to the page from which the objects are obtained.
+	 * That page must be frozen for per cpu allocations to work.
+	 */
+	VM_BUG_ON(!c->page->frozen);
+	/* page is pointing to the page: That page must stay */
+	VM_BUG_ON(!c->freelist);
+	return freelist;
+}
+'''
+
+
+def test_above_phrases_follow_the_cpu_slab_below_the_comment():
+    after = CPU_SLAB.replace("c->page->frozen", "c->slab->frozen")
+    out = comments.follow(CPU_SLAB, after, PHRASES)
+    assert " * slab is pointing to the slab from which the objects are obtained.\n" in out
+    assert " * That slab must be frozen for per cpu allocations to work.\n" in out
+    # the statement below this one did not change: its words stay
+    assert "/* page is pointing to the page: That page must stay */" in out
+
+
+# The comments of mm/slub.c that the original series rewrote, as the
+# committed 5.10 series must leave them (its last change to each line).
+# Not among them: init_cache_random_seq()'s "offset on the set of pages",
+# whose function no conversion touches, and "must check again c->page in
+# case we got preempted", which 5.10 does not have.
+SEED_COMMENTS = [
+    " *	A. slab->freelist	-> List of object free in a slab",
+    " *	C. slab->objects	-> Number of objects in slab",
+    " *   slab is the one who can perform list operations on the slab. Other",
+    " *   slab's freelist.",
+    " * slab->frozen		The slab is frozen and exempt from list processing.",
+    "#define MAX_OBJS_PER_PAGE	32767 /* since slab.objects is u15 */",
+    "	 * slab is pointing to the slab from which the objects are obtained.",
+    "	 * That slab must be frozen for per cpu allocations to work.",
+]
+
+
+def test_the_committed_series_rewrites_the_comments_the_original_did():
+    series = sorted((ROOT.parent / "generated-patches" / "5.10").glob("0*.patch"))
+    final: dict[str, str] = {}           # a line's text without its page/slab -> its last form
+    for p in series:
+        for line in p.read_text().splitlines():
+            if line[:1] in ("+", "-") and line[:3] not in ("+++", "---"):
+                key = re.sub(r"\b(page|slab)\b", "X", line[1:])
+                if line[0] == "+":
+                    final[key] = line[1:]
+    for want in SEED_COMMENTS:
+        key = re.sub(r"\b(page|slab)\b", "X", want)
+        assert final.get(key) == want, f"the series leaves {final.get(key)!r}, not {want!r}"
