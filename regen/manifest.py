@@ -170,8 +170,9 @@ class Entry:
     # on a kernel that has struct slab: what shows that upstream made this
     # change in its own way (all must hold; regen/upstream.py)
     upstream: list[Expect] = field(default_factory=list)
-    # set by regen: the series' after-rules that changed nothing in this
-    # entry (its commit message names only what made the patch)
+    # set by regen: the series' after-rules ("cocci/rules/x.cocci") that
+    # changed nothing in this entry (its commit message names only what
+    # made the patch)
     quiet: set = field(default_factory=set)
 
     @property

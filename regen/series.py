@@ -73,11 +73,18 @@ def generated_by(sources) -> str:
     return "\n".join(GENERATED_BY + i for i in items)
 
 
+def _sources(entry: manifest.Entry) -> list[str]:
+    """The steps' sources, without the after-rules that changed nothing in
+    this entry (entry.quiet)."""
+    return [", ".join(i for i in map(str.strip, s.source.split(",")) if i not in entry.quiet)
+            if s.alone else s.source for s in entry.steps]
+
+
 def commit_message(series: manifest.Series, entry: manifest.Entry, identity: Identity) -> str:
     credit = f"Based on a patch by {series.seed_author}.\n\n" if series.seed_author else ""
     link = f"Link: {series.link}\n" if series.link else ""
     return (f"{entry.subject}\n\n{entry.message}\n\n{credit}"
-            f"{generated_by(s.source for s in entry.steps if s.source not in entry.quiet)}\n\n"
+            f"{generated_by(_sources(entry))}\n\n"
             f"{link}Signed-off-by: {identity}\n")
 
 
@@ -145,8 +152,9 @@ def _batch_rule(series: manifest.Series, batch: list[manifest.Step], tree: Path,
     first = batch[0]
     if len(batch) == 1:
         rule = series.root / first.path
-        if first.chain:
-            rule = spatch.compose([series.root / r for r in first.rules], scratch)
+        if first.chain:     # the after-rules say which of them acted
+            rule = spatch.compose([series.root / r for r in first.rules], scratch,
+                                  report_acted=first.path in series.after_rules)
         return rule, _defines(first, tree)
     return spatch.compose_instances(
         [([series.root / r for r in st.rules], _defines(st, tree), not st.convert) for st in batch],
@@ -190,9 +198,11 @@ def prepare(series: manifest.Series, step: manifest.Step, tree: Path) -> None:
 
 
 def _run_batch(series: manifest.Series, batch: list[manifest.Step], wt: WorkTree,
-               what: str) -> set[int]:
+               what: str) -> tuple[set[int], set[str] | None]:
     """Apply one batch; return the indexes of the steps that matched (all
-    of them for a batch of one, which is checked by its changes)."""
+    of them for a batch of one, which is checked by its changes), and for
+    the after-rules the names of their files that changed something (None:
+    any of them may have)."""
     tree = wt.path
     for step in batch:
         prepare(series, step, tree)
@@ -204,25 +214,29 @@ def _run_batch(series: manifest.Series, batch: list[manifest.Step], wt: WorkTree
     # for, nor in one they already left as it is: then no spatch run
     if after and not any(effects.wants_locals(t, wt.settled.get(f)) for f, t in texts.items()):
         wt.settled.update(texts)
-        return {0}
+        return {0}, set()
     rule, defines = _batch_rule(series, batch, tree, wt.scratch)
     out = spatch.apply_rule(rule, tree, first.files, defines=defines,
                             options=first.options, what=what)
+    acted = None
     if after:
         wt.settled.update({f: (tree / f).read_text(errors="replace") for f in texts})
+        rules = [series.root / r for r in first.rules]
+        if all(spatch.reports_acted(r) for r in rules):
+            acted = spatch.acted(out)
     refused = spatch.refusals(out)
     if refused:
         raise SlabconvError(f"{what}: the rules refuse to convert:\n"
                             + "\n".join(f"  {_place(r, texts)}" for r in refused))
     if len(batch) == 1:
-        return {0}
+        return {0}, acted
     matched = spatch.hits(out)
     srcs = [(tree / f).read_text(errors="replace") for f in first.files if (tree / f).is_file()]
     for i, st in enumerate(batch):
         if st.convert and effects.converted(st.convert, st.defines["fn"], srcs,
                                             st.defines.get("to", "slab")):
             matched.add(i)
-    return matched
+    return matched, None
 
 
 def apply_entry(series: manifest.Series, entry: manifest.Entry, wt: WorkTree) -> list[str]:
@@ -252,9 +266,10 @@ def apply_entry(series: manifest.Series, entry: manifest.Entry, wt: WorkTree) ->
         before = {f: (tree / f).read_text(errors="replace") for f in files if (tree / f).is_file()}
         renamed = [(st, found[1]) for st in batch
                    if (found := _page_param(st, tree)) is not None]
+        acted = None
         if batch[0].kind == "rule":
             try:
-                matched = _run_batch(series, batch, wt, what)
+                matched, acted = _run_batch(series, batch, wt, what)
             except SpatchCrash as e:
                 if not e.origins:
                     raise
@@ -296,10 +311,9 @@ def apply_entry(series: manifest.Series, entry: manifest.Entry, wt: WorkTree) ->
                     (tree / f).write_text(tidied)
                 changed.append(f)
         if batch[0].alone and batch[0].path in series.after_rules:
-            if changed:
-                entry.quiet.discard(batch[0].source)
-            else:
-                entry.quiet.add(batch[0].source)
+            for r in batch[0].rules:
+                did = bool(changed) and (acted is None or Path(r).name in acted)
+                (entry.quiet.discard if did else entry.quiet.add)(f"cocci/{r}")
         idle = [(k, st) for i, (k, st) in enumerate(zip(nums, batch))
                 if not st.optional and (not changed or i not in matched)]
         if idle:

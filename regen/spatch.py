@@ -402,16 +402,71 @@ def _write_scratch(out: str, origins: list, stem: str, scratch: Path) -> Path:
     return path
 
 
-def compose(rules: list[Path], scratch: Path) -> Path:
+def compose(rules: list[Path], scratch: Path, report_acted: bool = False) -> Path:
     """One SmPL file that runs `rules` in order (one spatch run instead of
     several: each rule still sees what the ones before it changed).  The
     `virtual` declarations are merged; rule names must be distinct across
     the files (they are in cocci/rules).  Written to `scratch`, named after
-    its content."""
-    head, bodies = _merge_virtuals([_lines_of(r) for r in rules])
+    its content.
+
+    `report_acted`: right after each rule that transforms code, a script
+    prints ACTED + its file's name when the rule matched (acted()); for
+    rule files that run Python already (a script costs spatch about 0.3 s
+    to start)."""
+    head, bodies = _merge_virtuals([_marked(r) if report_acted else _lines_of(r) for r in rules])
     out, origins = _join(head, [(f"// ---- {r.name} ----\n{b}", [None] + o)
                                 for r, (b, o) in zip(rules, bodies)])
     return _write_scratch(out, origins, "+".join(r.stem for r in rules), scratch)
+
+
+ACTED = "slabconv-acted:"
+
+
+def _transforming(text: str) -> list[dict]:
+    return [r for r in _rules_of(text) if r["kind"] == "c"
+            and re.search(r"^[-+]", text[r["body"][0]:r["body"][1]], re.M)]
+
+
+def _marked(rule: Path) -> tuple[str, list]:
+    """A rule file's text and line origins with, after each rule that
+    transforms code, a script that prints ACTED + the file's name when that
+    rule matched.  (Placed right after it: a script at the end of the file
+    does not see the match of a rule followed by rules that inherit
+    bindings no match produced.)"""
+    text, origins = _lines_of(rule)
+    if not reports_acted(rule):
+        return text, origins
+    lines = text.splitlines(keepends=True)
+    if lines and not lines[-1].endswith("\n"):
+        lines[-1] += "\n"
+    at = {text.count("\n", 0, r["body"][1]) + (r["body"][1] == len(text) and not text.endswith("\n")):
+          r["name"] for r in _transforming(text)}
+    out: list[str] = []
+    out_origins: list = []
+    for i in range(len(lines) + 1):
+        if i in at:
+            marker = ["\n", f"@script:python depends on {at[i]}@\n", "@@\n",
+                      f'print("{ACTED}{rule.name}")\n', "\n"]
+            out += marker
+            out_origins += [None] * len(marker)
+        if i < len(lines):
+            out.append(lines[i])
+            out_origins.append(origins[i])
+    return "".join(out), out_origins
+
+
+def acted(output: str) -> set[str]:
+    """The names of the rule files of a compose(report_acted=True) run one
+    of whose transforming rules matched (a file whose rules cannot all be
+    named, see reports_acted(), never says)."""
+    return set(re.findall(rf"^{ACTED}(\S+)$", output, re.M))
+
+
+def reports_acted(rule: Path) -> bool:
+    """Whether every rule of `rule` that transforms code has a name (a
+    script can depend only on a named rule)."""
+    names = [r["name"] for r in _transforming(rule.read_text())]
+    return bool(names) and None not in names
 
 
 # --- several instances of the rules in one run --------------------------------

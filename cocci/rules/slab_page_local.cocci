@@ -53,10 +53,10 @@ identifier fn, P, S;
 fn(..., struct slab *S, ...) {
   ... when any
   struct page *P = slab_page(S);
-  <...
+  <+...
 - page_slab(P)
 + S
-  ...>
+  ...+>
 }
 
 // A use of the local is looked for with `exists` and the local removed
