@@ -243,10 +243,10 @@ else:
 identifier spb_sel.bf, spb_sel.bp, spb_sel.bs;
 @@
 bf(...) {
-  <...
+  <+...
 - page_slab(bp)
 + bs
-  ...>
+  ...+>
 }
 
 // what is left of the page, read after the fold back
@@ -330,9 +330,9 @@ else:
 identifier spd_sel.df, spd_sel.dp, spd_sel.ds;
 @@
 df(...) {
-  <...
+  <+...
 - dp = slab_page(ds);
-  ...>
+  ...+>
 }
 
 @spd_rm_decl depends on patch@
@@ -352,10 +352,10 @@ df(...) {
 identifier spd_sel.df, spd_sel.dp, spd_sel.ds;
 @@
 df(...) {
-  <...
+  <+...
 - dp
 + slab_page(ds)
-  ...>
+  ...+>
 }
 
 // ---------------------------------------------------------------------------
@@ -554,10 +554,10 @@ else:
 identifier spf_sel.f, spf_sel.v;
 @@
 f(...) {
-  <...
+  <+...
 - slab_page(v)
 + page
-  ...>
+  ...+>
 }
 
 @spf_decl depends on patch@
@@ -582,7 +582,7 @@ expression E, E1;
 identifier F;
 @@
 f(...) {
-  <...
+  <+...
 (
   v = E;
 + page = slab_page(v);
@@ -593,5 +593,5 @@ f(...) {
   F(..., &v, ...);
 + page = slab_page(v);
 )
-  ...>
+  ...+>
 }
