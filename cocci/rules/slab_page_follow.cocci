@@ -550,14 +550,17 @@ else:
     coccinelle.f = fn
     coccinelle.v = S
 
+// <... ...> (zero uses or more), not <+... ...+>: in ___slab_alloc()'s
+// gotos the one-or-more form takes spatch a minute instead of a second;
+// where spf_sel chose a function, spf_decl changes it anyway.
 @spf_rep depends on patch@
 identifier spf_sel.f, spf_sel.v;
 @@
 f(...) {
-  <+...
+  <...
 - slab_page(v)
 + page
-  ...+>
+  ...>
 }
 
 @spf_decl depends on patch@
