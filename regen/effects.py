@@ -185,34 +185,44 @@ _PAGE_LOCAL = re.compile(r"\bstruct\s+page\s*\*\s*\w+\s*=\s*slab_page\("
 
 def wants_locals(src: str, settled: str | None = None) -> bool:
     """Whether cocci/rules/slab_page_follow.cocci, slab_page_local.cocci or
-    page_slab_local.cocci can change `src`: some function takes slab_page()
-    of one name three times or more, or page_slab() of one name twice or
-    more, or a page local holds slab_page() or follows a slab (it may fold
-    back or go).  Saves their spatch run in the entries where they have
-    nothing to do.
+    page_slab_local.cocci can change `src` (see wanting_locals())."""
+    return bool(wanting_locals(src, settled))
+
+
+def wanting_locals(src: str, settled: str | None = None) -> list[tuple[int, int]]:
+    """The spans of `src`'s top-level declarations and definitions that
+    cocci/rules/slab_page_follow.cocci, slab_page_local.cocci or
+    page_slab_local.cocci can change: some function takes slab_page() of
+    one name three times or more, or page_slab() of one name twice or more,
+    or a page local holds slab_page() or follows a slab (it may fold back
+    or go).  Saves their spatch run in the entries where they have nothing
+    to do.
 
     `settled`: an earlier text of the same file that the rules left with
     nothing more to do.  They act on each function alone, so only the
     top-level declarations and definitions that differ from it (compared
     without comments and layout) can want them."""
-    units = top_level_units(strip_comments(src))
+    s = strip_comments(src)
+    spans = top_level_spans(s)
     if settled is not None:
-        done = {" ".join(u.split()) for u in top_level_units(strip_comments(settled))}
-        units = [u for u in units if " ".join(u.split()) not in done]
-    for u in units:
-        if _PAGE_LOCAL.search(u):
-            return True
-        if any(n >= 3 for n in Counter(re.findall(r"\bslab_page\((\w+)\)", u)).values()) \
+        t = strip_comments(settled)
+        done = {" ".join(t[a:b].split()) for a, b in top_level_spans(t)}
+        spans = [(a, b) for a, b in spans if " ".join(s[a:b].split()) not in done]
+    out = []
+    for a, b in spans:
+        u = s[a:b]
+        if _PAGE_LOCAL.search(u) \
+                or any(n >= 3 for n in Counter(re.findall(r"\bslab_page\((\w+)\)", u)).values()) \
                 or any(n >= 2 for n in Counter(re.findall(r"\bpage_slab\((\w+)\)", u)).values()):
-            return True
-    return False
+            out.append((a, b))
+    return out
 
 
-def top_level_units(s: str) -> list[str]:
-    """`s` cut after every `;` and `}` at the outermost level: each
-    top-level declaration or definition with what precedes it since the
-    one before (a function's header, comments, preprocessor lines)."""
-    units, depth, start = [], 0, 0
+def top_level_spans(s: str) -> list[tuple[int, int]]:
+    """`s` cut after every `;` and `}` at the outermost level: the span of
+    each top-level declaration or definition with what precedes it since
+    the one before (a function's header, comments, preprocessor lines)."""
+    spans, depth, start = [], 0, 0
     for m in re.finditer(r"[{};]", s):
         c = m.group(0)
         if c == "{":
@@ -220,8 +230,8 @@ def top_level_units(s: str) -> list[str]:
         elif c == "}" and depth:
             depth -= 1
         if depth == 0 and c != "{":
-            units.append(s[start:m.end()])
+            spans.append((start, m.end()))
             start = m.end()
     if s[start:].strip():
-        units.append(s[start:])
-    return units
+        spans.append((start, len(s)))
+    return spans

@@ -15,7 +15,7 @@ from pathlib import Path
 from base import paths
 from base.lock import locked
 from base.log import info, SlabconvError
-from . import (callers, comments, declsplit, effects, guard, kerneldoc, manifest, members,
+from . import (after, callers, comments, declsplit, effects, guard, kerneldoc, manifest, members,
     spatch, template, tidy, upstream, usage, visibility)
 from .spatch import SpatchCrash
 from .worktree import Identity, WorkTree
@@ -152,9 +152,8 @@ def _batch_rule(series: manifest.Series, batch: list[manifest.Step], tree: Path,
     first = batch[0]
     if len(batch) == 1:
         rule = series.root / first.path
-        if first.chain:     # the after-rules say which of them acted
-            rule = spatch.compose([series.root / r for r in first.rules], scratch,
-                                  report_acted=first.path in series.after_rules)
+        if first.chain:
+            rule = spatch.compose([series.root / r for r in first.rules], scratch)
         return rule, _defines(first, tree)
     return spatch.compose_instances(
         [([series.root / r for r in st.rules], _defines(st, tree), not st.convert) for st in batch],
@@ -208,22 +207,13 @@ def _run_batch(series: manifest.Series, batch: list[manifest.Step], wt: WorkTree
         prepare(series, step, tree)
     first = batch[0]
     texts = {f: (tree / f).read_text(errors="replace") for f in first.files if (tree / f).is_file()}
-    after = first.alone and first.path in series.after_rules
-    # the after-rules (slab_page_follow, slab_page_local, page_slab_local)
-    # change nothing in a function without what effects.wants_locals() looks
-    # for, nor in one they already left as it is: then no spatch run
-    if after and not any(effects.wants_locals(t, wt.settled.get(f)) for f, t in texts.items()):
-        wt.settled.update(texts)
-        return {0}, set()
-    rule, defines = _batch_rule(series, batch, tree, wt.scratch)
-    out = spatch.apply_rule(rule, tree, first.files, defines=defines,
-                            options=first.options, what=what)
     acted = None
-    if after:
-        wt.settled.update({f: (tree / f).read_text(errors="replace") for f in texts})
-        rules = [series.root / r for r in first.rules]
-        if all(spatch.reports_acted(r) for r in rules):
-            acted = spatch.acted(out)
+    if first.alone and first.path in series.after_rules:
+        out, acted = after.run(series, first, wt, what)
+    else:
+        rule, defines = _batch_rule(series, batch, tree, wt.scratch)
+        out = spatch.apply_rule(rule, tree, first.files, defines=defines,
+                                options=first.options, what=what)
     refused = spatch.refusals(out)
     if refused:
         raise SlabconvError(f"{what}: the rules refuse to convert:\n"
