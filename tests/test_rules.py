@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from regen import manifest, spatch
+from regen import after, effects, manifest, spatch
 
 REPO = Path(__file__).resolve().parent.parent
 COCCI = REPO / "cocci"
@@ -237,3 +237,38 @@ def test_the_after_rules_name_exactly_the_files_that_acted(case, tmp_path):
     out = spatch.apply_rule(composed, tmp_path, [together.name], what="after-rules")
     assert together.read_text() == alone.read_text()
     assert spatch.acted(out) == want
+
+
+@pytest.mark.parametrize("case", AFTER_CASES, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_the_after_rules_over_the_changed_functions_alone_match_the_whole_file(case, tmp_path):
+    """regen/after.py gives the after-rules only the functions that want
+    them (and every other definition of their names), in a scratch file,
+    and puts the results back: on each of their cases, the same text as
+    the run over the whole file."""
+    composed = spatch.compose(AFTER_RULES, tmp_path / "scratch", report_acted=True)
+    whole = tmp_path / "whole.c"
+    shutil.copy(case, whole)
+    out_whole = spatch.apply_rule(composed, tmp_path, [whole.name], what="whole")
+    text = case.read_text()
+    spans = effects.wanting_locals(text)
+    chosen = after._functions(text, spans)
+    assert chosen is not None, "every case is made of function definitions"
+    part = tmp_path / "part.c"
+    part.write_text(after._extract(text, chosen))
+    out_part = spatch.apply_rule(composed, tmp_path, [part.name], what="part")
+    assert after._splice(text, chosen, part.read_text()) == whole.read_text()
+    assert spatch.acted(out_part) == spatch.acted(out_whole)
+
+
+def test_the_after_rules_give_up_extracting_what_is_not_one_definition():
+    text = "int a;\nstatic int f(void)\n{\n\treturn 0;\n}\n"
+    assert after._functions(text, [(0, 6)]) is None             # a declaration
+    assert after._functions(text, [(0, len(text))]) == [(7, len(text) - 1, "f")]
+    # a result whose definitions are not the ones given cannot be put back
+    chosen = after._functions(text, [(6, len(text))])
+    assert after._splice(text, chosen, "static int g(void)\n{\n\treturn 1;\n}\n") is None
+    # every definition of a chosen name goes with it (the rules skip a name
+    # defined twice)
+    two = "#ifdef X\nstatic int f(void)\n{\n\treturn 1;\n}\n#else\nstatic int f(void)\n{\n\treturn 0;\n}\n#endif\n"
+    first = two.index("}") + 1
+    assert [n for _, _, n in after._functions(two, [(0, first)])] == ["f", "f"]
