@@ -189,13 +189,13 @@ def _mapping(old_code: str, new_code: str) -> dict[str, str | None]:
             bt.extend(b)
             where.extend([None] * len(a))
             if op == "equal":
-                pairs = [(k, k) for k in range(len(a))]
+                pairs = [(x, x) for x in range(len(a))]
             else:
                 pairs = []
                 sm = difflib.SequenceMatcher(None, a, b, autojunk=False)
                 for sop, p1, p2, q1, q2 in sm.get_opcodes():
                     if sop == "equal" or (sop == "replace" and p2 - p1 == q2 - q1):
-                        pairs.extend((p1 + k, q1 + k) for k in range(p2 - p1))
+                        pairs.extend((p1 + x, q1 + x) for x in range(p2 - p1))
             for x, y in pairs:
                 where[base_a + x] = base_b + y
     seen: dict[str, str | None] = {}

@@ -183,12 +183,6 @@ _PAGE_LOCAL = re.compile(r"\bstruct\s+page\s*\*\s*\w+\s*=\s*slab_page\("
                          r"|^\s*\w+\s*=\s*slab_page\(\w+\);", re.M)
 
 
-def wants_locals(src: str, settled: str | None = None) -> bool:
-    """Whether cocci/rules/slab_page_follow.cocci, slab_page_local.cocci or
-    page_slab_local.cocci can change `src` (see wanting_locals())."""
-    return bool(wanting_locals(src, settled))
-
-
 def wanting_locals(src: str, settled: str | None = None) -> list[tuple[int, int]]:
     """The spans of `src`'s top-level declarations and definitions that
     cocci/rules/slab_page_follow.cocci, slab_page_local.cocci or

@@ -310,11 +310,14 @@ static int other(struct page *page)
 '''
 
 
+# f() converted; other() still reads page->inuse
+HEADER_F_CONVERTED = HEADER.replace("static int f(struct page *page)", "static int f(struct slab *slab)") \
+                           .replace("page->freelist != NULL && page->objects",
+                                    "slab->freelist != NULL && slab->objects")
+
+
 def test_block_phrases_follow_a_rewritten_line_of_their_comment():
-    after = HEADER.replace("struct page *page", "struct slab *slab") \
-                  .replace("page->freelist != NULL && page->objects",
-                           "slab->freelist != NULL && slab->objects")
-    out = comments.follow(HEADER, after, PHRASES)
+    out = comments.follow(HEADER, HEADER_F_CONVERTED, PHRASES)
     assert " *	A. slab->freelist	-> List of object free in a slab\n" in out
     assert " *   list operations on the slab, and it alone takes objects from the\n" in out
     assert " *   page's freelist.\n" not in out and " *   slab's freelist.\n" in out
@@ -323,10 +326,7 @@ def test_block_phrases_follow_a_rewritten_line_of_their_comment():
 
 
 def test_a_dot_member_follows_the_arrow_members_rewrite():
-    after = HEADER.replace("struct page *page", "struct slab *slab") \
-                  .replace("page->freelist != NULL && page->objects",
-                           "slab->freelist != NULL && slab->objects")
-    out = comments.follow(HEADER, after, PHRASES)
+    out = comments.follow(HEADER, HEADER_F_CONVERTED, PHRASES)
     assert "/* since slab.objects is u15 */" in out
     # while the code still reads page->objects somewhere, page.objects stays
     half = HEADER.replace("page->freelist != NULL", "slab_page(slab)->freelist != NULL") \
