@@ -15,6 +15,7 @@ from pathlib import Path
 from base import paths
 from base.log import info, SlabconvError
 from base.proc import require_tool, tied
+from . import isos
 
 
 class SpatchCrash(SlabconvError):
@@ -67,8 +68,10 @@ def python_interpreter() -> str:
 
 
 def base_command() -> list[str]:
-    """spatch and the options every run shares: the Python its scripts use."""
-    return [require_tool("spatch", "coccinelle"), "--python", python_interpreter()]
+    """spatch and the options every run shares: the Python its scripts use,
+    and the isomorphisms the rules use (regen/isos.py)."""
+    return [require_tool("spatch", "coccinelle"), "--python", python_interpreter(),
+            "--iso-file", str(isos.iso_file())]
 
 
 def _command(rule: Path, tree: Path, files: list[str], mode: list[str],
@@ -93,7 +96,8 @@ def _cache_key(rule: Path, tree: Path, files: list[str], defines, options) -> st
     _VERSION = _VERSION or spatch_version()
     h = hashlib.sha256()
     for part in (rule.read_bytes(), repr(sorted((defines or {}).items())).encode(),
-                 repr(list(options or [])).encode(), _VERSION.encode()):
+                 repr(list(options or [])).encode(), _VERSION.encode(),
+                 isos.iso_file().name.encode()):
         h.update(part + b"\0")
     for f in files:
         h.update(f.encode() + b"\0" + (tree / f).read_bytes() + b"\0")
