@@ -184,6 +184,13 @@ class Entry:
                     seen.append(f)
         return seen
 
+    @property
+    def reads(self) -> set[str]:
+        """Every file applying the entry reads: its steps' files (spatch
+        runs with --no-includes, and the driver's own checks read the same
+        files) and the files its expected effects are checked in."""
+        return set(self.files) | {f for x in self.expects for f in x.files}
+
 
 @dataclass
 class Series:

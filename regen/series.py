@@ -16,7 +16,7 @@ from base import paths
 from base.lock import locked
 from base.log import info, SlabconvError
 from . import (after, callers, comments, declsplit, effects, guard, kerneldoc, manifest, members,
-    spatch, template, tidy, upstream, usage, visibility)
+               side, spatch, template, tidy, upstream, usage, visibility)
 from .spatch import SpatchCrash
 from .worktree import Identity, WorkTree
 
@@ -331,13 +331,6 @@ def apply_entry(series: manifest.Series, entry: manifest.Entry, wt: WorkTree) ->
             if ((tree / f).read_bytes() if (tree / f).is_file() else None) != old]
 
 
-def _reads(entry: manifest.Entry) -> set[str]:
-    """Every file applying `entry` reads: its steps' files (spatch runs
-    with --no-includes, and the driver's own checks read the same files)
-    and the files its expected effects are checked in."""
-    return set(entry.files) | {f for x in entry.expects for f in x.files}
-
-
 def regenerate(tree: Path, source_id: str, *, version: str, output: Path | None,
                identity: Identity, manifest_path: Path | None = None,
                workdir: Path | None = None, until: str | None = None,
@@ -350,7 +343,8 @@ def regenerate(tree: Path, source_id: str, *, version: str, output: Path | None,
     succeeded.
     """
     t0 = time.monotonic()
-    series = manifest.load(manifest_path or paths.COCCI / MANIFEST)
+    manifest_path = manifest_path or paths.COCCI / MANIFEST
+    series = manifest.load(manifest_path)
     date = series_date(series)
     workdir = workdir or paths.cache_dir("work", version, source_id)
     wt = WorkTree.prepare(tree, source_id, workdir, identity, date)
@@ -369,6 +363,15 @@ def regenerate(tree: Path, source_id: str, *, version: str, output: Path | None,
     if not converted_at:        # the grep of the callers the manifest's changes will want
         index.prefetch(callers.predict(series, tree))
     texts: dict[str, str] = {}      # the files the series changed so far, as it left them
+    if spatch.STORE is None and os.environ.get("SLABCONV_SPATCH_CACHE", "1") == "0":
+        spatch.STORE = wt.scratch / "store"     # this run's own (regen/side.py)
+        shutil.rmtree(spatch.STORE, ignore_errors=True)
+        own_store = True
+    else:
+        own_store = False
+    ahead = side.Ahead(series, wt, series.entries[:last + 1], manifest_path)
+    if not converted_at:
+        ahead.after(None)
 
     def elsewhere(entry: manifest.Entry, files: list[str]) -> tuple[manifest.Entry, list[str], list[str]]:
         """The uses of the functions `entry` changed, adapted in the files it
@@ -435,6 +438,7 @@ def regenerate(tree: Path, source_id: str, *, version: str, output: Path | None,
                     continue
                 files = v.evidence
             else:
+                ahead.wait(entry.id)
                 try:
                     files = apply_entry(series, entry, wt)
                 except SlabconvError as e:
@@ -449,8 +453,14 @@ def regenerate(tree: Path, source_id: str, *, version: str, output: Path | None,
             committer.commit(commit_message(series, entry, identity), wt.snapshot(files))
             results.append(EntryResult(entry.id, entry.subject, time.monotonic() - e0, files,
                                        callers=elsewhere_uses))
+            if not converted_at:
+                ahead.after(entry.id)
         failed = False
     finally:
+        ahead.close()
+        if own_store:
+            shutil.rmtree(spatch.STORE, ignore_errors=True)
+            spatch.STORE = None
         try:
             ids = committer.close()     # the entries before a failed one stay committed
         except SlabconvError:
@@ -490,7 +500,7 @@ def _on_converted_kernel(series: manifest.Series, entry: manifest.Entry,
     v = upstream.classify(entry, wt.path, series.root)
     if v is not None:
         return v
-    before = wt.snapshot(sorted(_reads(entry)))
+    before = wt.snapshot(sorted(entry.reads))
     try:
         files = apply_entry(series, entry, wt)
     except SlabconvError as e:

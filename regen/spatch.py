@@ -104,10 +104,16 @@ def _cache_key(rule: Path, tree: Path, files: list[str], defines, options) -> st
     return h.hexdigest()
 
 
+# With $SLABCONV_SPATCH_CACHE=0, the store of one regen run alone (set by
+# regen/series.py): the results of its entries applied ahead (regen/side.py)
+STORE: Path | None = None
+
+
 def _cache_dir() -> Path | None:
-    """Where spatch results are kept ($SLABCONV_SPATCH_CACHE=0 turns it off)."""
+    """Where spatch results are kept ($SLABCONV_SPATCH_CACHE=0: none kept
+    from one run to the next, STORE within one)."""
     if os.environ.get("SLABCONV_SPATCH_CACHE", "1") == "0":
-        return None
+        return STORE
     return paths.cache_dir("spatch")
 
 

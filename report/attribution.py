@@ -171,7 +171,7 @@ def replay_entry(series, entry, patch: P.Patch, repo: Path, commit: str, work: P
     if root.exists():
         shutil.rmtree(root)
     tree = _Tree(root / "tree", work / "scratch")
-    for f in sorted(S._reads(entry) | {fd.path for fd in patch.files}):
+    for f in sorted(entry.reads | {fd.path for fd in patch.files}):
         data = _show(repo, f"{commit}^", f)
         if data is not None:
             (tree.path / f).parent.mkdir(parents=True, exist_ok=True)
