@@ -52,11 +52,20 @@ class Use:
     function: str
 
 
+def python_pattern(ere: str) -> str:
+    """A grep -E pattern of the kind candidates() use as a Python regular
+    expression for one line ([[:space:]] never meets a line's end)."""
+    return ere.replace("[[:space:]]", r"[^\S\n]")
+
+
+def _pattern() -> str:
+    return r"(->|\.)[[:space:]]*(%s)\b" % "|".join(fields())
+
+
 def candidates(tree: Path) -> list[str]:
     """Files (relative to `tree`) that name struct page and access a member
     with a slab name."""
-    pat = r"(->|\.)[[:space:]]*(%s)\b" % "|".join(fields())
-    cp = subprocess.run(["grep", "-rlE", "--include=*.c", "--include=*.h", pat, "."],
+    cp = subprocess.run(["grep", "-rlE", "--include=*.c", "--include=*.h", _pattern(), "."],
                         cwd=tree, capture_output=True, text=True)
     files = sorted(p[2:] for p in cp.stdout.split() if p.startswith("./"))
     out = []
@@ -67,6 +76,24 @@ def candidates(tree: Path) -> list[str]:
         except OSError:
             continue
     return out
+
+
+def scan(tree: Path, since: tuple[list[str], set[str]] | None = None) -> list[str]:
+    """The files of `tree` where the rule may find a use: candidates()
+    narrowed by may_use().  `since`: (scan() of the tree regen started
+    from, the files changed since then): only those files are read again."""
+    if since is None:
+        return narrow(tree, candidates(tree))
+    base, changed = since
+    grep = re.compile(python_pattern(_pattern()))
+    again = []
+    for f in sorted(changed):
+        if f.endswith((".c", ".h")) and (tree / f).is_file():
+            text = (tree / f).read_text(errors="replace")
+            if "struct page" in text and any(grep.search(x) for x in text.splitlines()) \
+                    and may_use(text):
+                again.append(f)
+    return sorted({f for f in base if f not in changed} | set(again))
 
 
 def page_keeps_slab_members(tree: Path) -> bool:

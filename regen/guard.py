@@ -28,15 +28,16 @@ def removed_members(entry: manifest.Entry) -> list[str]:
             for m in st.members]
 
 
-def uses_left(tree: Path, members: list[str]) -> list:
-    """The uses of `members` through a struct page in `tree` (field_users.Use)."""
+def uses_left(tree: Path, members: list[str], since=None) -> list:
+    """The uses of `members` through a struct page in `tree` (field_users.Use);
+    `since`: as field_users.scan() takes it."""
     known = field_users.fields()
     unknown = [m for m in members if m not in known]
     if unknown:
         raise SlabconvError(f"the removal of {', '.join(unknown)} from struct page cannot be "
                             f"checked: {field_users.RULE.name} does not look for "
                             f"{'it' if len(unknown) == 1 else 'them'}")
-    files = field_users.narrow(tree, field_users.candidates(tree))
+    files = field_users.scan(tree, since)
     found = field_users.find(tree, files, cached=True)
     return sorted((u for us in found.values() for u in us if u.field in members),
                   key=lambda u: (u.file, u.line, u.field))
@@ -68,14 +69,15 @@ def place(tree: Path, f: str, line: int) -> str:
     return f"{f}:{was}" if was is not None else f"{f}:{line} (a line the series wrote)"
 
 
-def check(tree: Path, entry: manifest.Entry) -> None:
-    """Stop (exit 1) when code in `tree` still uses a member `entry` removes."""
+def check(tree: Path, entry: manifest.Entry, since=None) -> None:
+    """Stop (exit 1) when code in `tree` still uses a member `entry` removes
+    (`since`: as field_users.scan() takes it)."""
     members = removed_members(entry)
     if not members:
         return
     info("regen", f"    scanning the tree for uses of struct page's slab members before "
                   f"'{entry.id}'")
-    left = uses_left(tree, members)
+    left = uses_left(tree, members, since)
     if not left:
         return
     lines = [f"  {place(tree, u.file, u.line)}: {u.function}(): page->{u.field}" for u in left]

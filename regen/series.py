@@ -372,6 +372,8 @@ def regenerate(tree: Path, source_id: str, *, version: str, output: Path | None,
     ahead = side.Ahead(series, wt, series.entries[:last + 1], manifest_path)
     if not converted_at:
         ahead.after(None)
+        if any(e.usage or guard.removed_members(e) for e in series.entries[:last + 1]):
+            ahead.scan(tree)
 
     def elsewhere(entry: manifest.Entry, files: list[str]) -> tuple[manifest.Entry, list[str], list[str]]:
         """The uses of the functions `entry` changed, adapted in the files it
@@ -407,7 +409,8 @@ def regenerate(tree: Path, source_id: str, *, version: str, output: Path | None,
                 skipped.append((entry.id, entry.subject, entry.skip))
                 continue
             if not converted_at:        # a use left of what it removes stops the run
-                guard.check(wt.path, entry)
+                guard.check(wt.path, entry, ahead.since("field_users", set(texts))
+                            if guard.removed_members(entry) else None)
             if entry.usage:
                 if converted_at:        # struct page has no slab members left to move off
                     why = ("the usage pass converts code that uses struct page's slab "
@@ -416,7 +419,8 @@ def regenerate(tree: Path, source_id: str, *, version: str, output: Path | None,
                     verdicts.append((entry.id, entry.subject, upstream.NOT_APPLICABLE, [why]))
                     continue
                 info("regen", f"[{i}/{total}] {entry.subject} (the usage pass)")
-                entry, files, found = usage.apply(series, entry, wt, apply_entry)
+                entry, files, found = usage.apply(series, entry, wt, apply_entry,
+                                                  ahead.since("usage", set(texts)))
                 if not found:
                     info("regen", "    usage: nothing to convert that the named entries "
                                   "did not: no patch")

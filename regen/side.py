@@ -67,6 +67,31 @@ class Ahead:
         self.root = wt.scratch / SIDE
         shutil.rmtree(self.root, ignore_errors=True)
         self.procs: dict[str, subprocess.Popen] = {}      # entry id -> its process
+        self.scanning: subprocess.Popen | None = None
+
+    def scan(self, tree: Path) -> None:
+        """Find the candidate files of the usage pass and of the removal
+        check in `tree` (the one regen starts from; regen/usage.py,
+        regen/field_users.py) and report on them for their caches."""
+        d = self.root / "scan"
+        d.mkdir(parents=True, exist_ok=True)
+        cmd = [sys.executable, "-m", "regen.side_apply", "--manifest", str(self.manifest_path),
+               "--dir", str(d), "--scan", str(tree)]
+        with open(d / "log", "w") as log:
+            self.scanning = subprocess.Popen(tied(cmd), cwd=paths.REPO, stdout=log,
+                                             stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+
+    def since(self, kind: str, changed: set[str]) -> tuple[list[str], set[str]] | None:
+        """(the candidates of `kind` ("usage", "field_users") in the tree
+        regen started from, `changed`): what usage.candidates() and
+        field_users.scan() take; None when there was no scan or it failed."""
+        if self.scanning is None:
+            return None
+        self.scanning.wait()
+        try:
+            return json.loads((self.root / "scan" / "scan.json").read_text())[kind], set(changed)
+        except (OSError, ValueError, KeyError):
+            return None
 
     def after(self, done: str | None) -> None:
         """Start applying the entries that could wait only for `done`."""
@@ -98,7 +123,7 @@ class Ahead:
             p.wait()
 
     def close(self) -> None:
-        for p in set(self.procs.values()):
+        for p in set(self.procs.values()) | ({self.scanning} if self.scanning else set()):
             p.kill()
             p.wait()
         self.procs.clear()

@@ -85,20 +85,38 @@ def may_use_as_slab(text: str) -> bool:
     return False
 
 
-def candidates(tree: Path) -> list[str]:
+def _pattern() -> str:
+    """What the grep in candidates() looks for (grep -E)."""
+    names = "|".join(field_users.fields())
+    return r"(->|\.)[[:space:]]*(%s)\b|\bslab_list[[:space:]]*\)|\bpage_slab[[:space:]]*\(" % names
+
+
+def _keeps(text: str) -> bool:
+    return re.search(r"struct\s+page\b", text) is not None and may_use_as_slab(text)
+
+
+def candidates(tree: Path, since: tuple[list[str], set[str]] | None = None) -> list[str]:
     """The .c and .h files where a page may be used as a slab: a slab
     member after -> or ., a walk with the slab_list member, page_slab();
-    narrowed by may_use_as_slab()."""
-    names = "|".join(field_users.fields())
-    pat = r"(->|\.)[[:space:]]*(%s)\b|\bslab_list[[:space:]]*\)|\bpage_slab[[:space:]]*\(" % names
-    cp = subprocess.run(["grep", "-rlE", "--include=*.c", "--include=*.h", pat, "."],
+    narrowed by may_use_as_slab().
+
+    `since`: (the candidates of the tree regen started from, the files
+    changed since then): only those files are read again."""
+    if since is not None:
+        base, changed = since
+        grep = re.compile(field_users.python_pattern(_pattern()))
+        again = [f for f in sorted(changed) if f.endswith((".c", ".h")) and (tree / f).is_file()
+                 and any(grep.search(line) for line in
+                         (tree / f).read_text(errors="replace").splitlines())
+                 and _keeps((tree / f).read_text(errors="replace"))]
+        return sorted({f for f in base if f not in changed} | set(again))
+    cp = subprocess.run(["grep", "-rlE", "--include=*.c", "--include=*.h", _pattern(), "."],
                         cwd=tree, capture_output=True, text=True)
     out = []
     for f in sorted(p[2:] for p in cp.stdout.split() if p.startswith("./")):
         if f.startswith(".git/"):
             continue
-        text = (tree / f).read_text(errors="replace")
-        if re.search(r"struct\s+page\b", text) and may_use_as_slab(text):
+        if _keeps((tree / f).read_text(errors="replace")):
             out.append(f)
     return out
 
@@ -111,10 +129,11 @@ def _key(tree: Path, f: str) -> str:
     return h.hexdigest()
 
 
-def find(tree: Path, files: list[str] | None = None) -> list[Found]:
-    """What slab_usage.cocci reports in `files` (default: candidates()),
-    results cached per file content."""
-    files = candidates(tree) if files is None else files
+def find(tree: Path, files: list[str] | None = None,
+         since: tuple[list[str], set[str]] | None = None) -> list[Found]:
+    """What slab_usage.cocci reports in `files` (default: candidates(tree,
+    since)), results cached per file content."""
+    files = candidates(tree, since) if files is None else files
     store = paths.cache_dir("usage")
     out: list[Found] = []
     todo = []
@@ -216,21 +235,23 @@ def fold_steps(tree: Path, steps: list[manifest.Step]) -> list[manifest.Step]:
         ([manifest.Step("rule", ROUNDTRIP, outside, optional=True)] if outside else [])
 
 
-def apply(series: manifest.Series, entry: manifest.Entry, wt,
-          apply_entry) -> tuple[manifest.Entry, list[str], list[Found]]:
+def apply(series: manifest.Series, entry: manifest.Entry, wt, apply_entry,
+          since: tuple[list[str], set[str]] | None = None
+          ) -> tuple[manifest.Entry, list[str], list[Found]]:
     """Run the usage pass for `entry` on the work tree: find, convert, again
     until nothing new is found; `apply_entry(series, entry, wt)` (regen's
     own, passed in so that this pass stays below regen/series.py) applies
     each round's steps.  Returns the entry as it is committed (its steps,
     and its message with the list of conversions), the changed files and
-    the conversions (none: no patch)."""
+    the conversions (none: no patch).  `since`: as candidates() takes it."""
     from dataclasses import replace
     done: list[Found] = []
     keys: set = set()
     steps_all: list[manifest.Step] = []
     changed: list[str] = []
     for _ in range(ROUNDS):
-        found = [x for x in find(wt.path) if (x.kind, x.fn, x.var) not in keys]
+        now = None if since is None else (since[0], since[1] | set(changed))
+        found = [x for x in find(wt.path, since=now) if (x.kind, x.fn, x.var) not in keys]
         steps, left = steps_for(wt.path, found)
         for x in left:
             info("regen", f"    usage: not converted: {x.describe()}: the function "

@@ -118,3 +118,27 @@ def test_narrow_keeps_every_file_the_rule_can_report_from():
                  "struct h { struct page *pg; };\nint f(struct h *h) { return h->pg->inuse; }\n",
                  "int f(struct page **pp) { return pp[1]->inuse; }\n"):
         assert field_users.may_use(text), text
+
+
+def test_a_scan_since_the_start_rereads_only_the_changed_files_and_finds_the_same(tmp_path):
+    """field_users.scan() and usage.candidates() given the start's result
+    and the files changed since (regen/side.py) are the full scan: a file
+    that became a candidate, one that stopped being one, one unchanged."""
+    from regen import usage
+    t = _tree(tmp_path)
+    (t / "mm" / "later.c").write_text("int nothing;\n")
+    (t / "mm" / "split.c").write_text(      # the member on the next line: grep does not see it
+        "void k(struct page *page)\n{\n\tpage->\n\t\tfreelist = NULL;\n}\n")
+    start_fu, start_us = field_users.scan(t), usage.candidates(t)
+    assert "mm/user.c" in start_fu and "mm/user.c" in start_us
+    (t / "mm" / "later.c").write_text(
+        "void f2(struct page *page)\n{\n\tpage->slab_cache = NULL;\n}\n")
+    (t / "mm" / "user.c").write_text("void f(struct slab *slab)\n{\n\tslab->freelist = NULL;\n}\n")
+    (t / "mm" / "split.c").write_text((t / "mm" / "split.c").read_text() + "/* again */\n")
+    changed = {"mm/later.c", "mm/user.c", "mm/split.c", "mm/gone.c"}
+    assert field_users.scan(t, (start_fu, changed)) == field_users.scan(t)
+    assert usage.candidates(t, (start_us, changed)) == usage.candidates(t)
+    assert "mm/later.c" in field_users.scan(t) and "mm/user.c" not in field_users.scan(t)
+    assert "mm/split.c" not in field_users.scan(t, (start_fu, changed))
+    # planted: a start that missed a file stays missed where the file did not change
+    assert field_users.scan(t, ([], changed)) != field_users.scan(t)
