@@ -372,8 +372,10 @@ def regenerate(tree: Path, source_id: str, *, version: str, output: Path | None,
     ahead = side.Ahead(series, wt, series.entries[:last + 1], manifest_path)
     if not converted_at:
         ahead.after(None)
-        if any(e.usage or guard.removed_members(e) for e in series.entries[:last + 1]):
-            ahead.scan(tree)
+        scanned = [e for e in series.entries[:last + 1]
+                   if not e.skip and (e.usage or guard.removed_members(e))]
+        if scanned:
+            ahead.scan(tree, scanned[0].id)
 
     def elsewhere(entry: manifest.Entry, files: list[str]) -> tuple[manifest.Entry, list[str], list[str]]:
         """The uses of the functions `entry` changed, adapted in the files it

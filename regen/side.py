@@ -23,6 +23,7 @@ import json
 import shutil
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from base import paths
@@ -53,77 +54,113 @@ def plan(entries: list[manifest.Entry]) -> dict[str | None, list[str]]:
     return out
 
 
+@dataclass
+class _Job:
+    need: int                   # the place in the series of the entry that needs it
+    dir: Path
+    args: list[str]             # regen.side_apply's, after --manifest and --dir
+    proc: subprocess.Popen | None = None
+
+
 class Ahead:
-    """The processes applying entries ahead of this run (plan()), started
-    after the entry each waits for."""
+    """The work done beside the chain in this run: the entries plan()
+    names, each ready once the entry it waits for is applied, and the scan
+    of the tree regen starts from (scan()).  One process at a time (the
+    chain has the other core), the work needed soonest first."""
 
     def __init__(self, series: manifest.Series, wt: WorkTree, entries: list[manifest.Entry],
                  manifest_path: Path):
-        self.series = series
         self.wt = wt
+        self.place = {e.id: k for k, e in enumerate(entries)}
         self.by_id = {e.id: e for e in entries}
         self.plan = plan(entries)
         self.manifest_path = manifest_path
         self.root = wt.scratch / SIDE
         shutil.rmtree(self.root, ignore_errors=True)
-        self.procs: dict[str, subprocess.Popen] = {}      # entry id -> its process
-        self.scanning: subprocess.Popen | None = None
+        self.jobs: dict[str, _Job] = {}     # entry id (or "scan") -> its job
+        self.queue: list[_Job] = []
+        self.running: _Job | None = None
 
-    def scan(self, tree: Path) -> None:
+    def _add(self, name: str, need: int, args: list[str]) -> Path:
+        d = self.root / name
+        d.mkdir(parents=True, exist_ok=True)
+        self.jobs[name] = job = _Job(need, d, args)
+        self.queue.append(job)
+        return d
+
+    def _pump(self) -> None:
+        """Start the next job when none is at work."""
+        if self.running is not None and self.running.proc.poll() is None:
+            return
+        self.running = None
+        if self.queue:
+            job = min(self.queue, key=lambda j: j.need)
+            self.queue.remove(job)
+            cmd = [sys.executable, "-m", "regen.side_apply", "--manifest",
+                   str(self.manifest_path), "--dir", str(job.dir), *job.args]
+            with open(job.dir / "log", "w") as log:
+                job.proc = subprocess.Popen(tied(cmd), cwd=paths.REPO, stdout=log,
+                                            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+            self.running = job
+
+    def _done(self, name: str) -> _Job | None:
+        """Wait for the job `name` if it is at work; None when it never
+        started (it leaves the queue: the caller does the work itself)."""
+        job = self.jobs.pop(name, None)
+        if job is not None and job in self.queue:
+            self.queue.remove(job)
+            job = None
+        elif job is not None:
+            job.proc.wait()
+        self._pump()
+        return job
+
+    def scan(self, tree: Path, need: str) -> None:
         """Find the candidate files of the usage pass and of the removal
         check in `tree` (the one regen starts from; regen/usage.py,
-        regen/field_users.py) and report on them for their caches."""
-        d = self.root / "scan"
-        d.mkdir(parents=True, exist_ok=True)
-        cmd = [sys.executable, "-m", "regen.side_apply", "--manifest", str(self.manifest_path),
-               "--dir", str(d), "--scan", str(tree)]
-        with open(d / "log", "w") as log:
-            self.scanning = subprocess.Popen(tied(cmd), cwd=paths.REPO, stdout=log,
-                                             stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        regen/field_users.py) and report on them for their caches, before
+        the entry `need`."""
+        self._add("scan", self.place[need], ["--scan", str(tree)])
+        self._pump()
 
     def since(self, kind: str, changed: set[str]) -> tuple[list[str], set[str]] | None:
         """(the candidates of `kind` ("usage", "field_users") in the tree
         regen started from, `changed`): what usage.candidates() and
         field_users.scan() take; None when there was no scan or it failed."""
-        if self.scanning is None:
+        job = self._done("scan")
+        if job is None:
             return None
-        self.scanning.wait()
+        self.jobs["scan"] = job             # (kept for the other kind)
         try:
-            return json.loads((self.root / "scan" / "scan.json").read_text())[kind], set(changed)
+            return json.loads((job.dir / "scan.json").read_text())[kind], set(changed)
         except (OSError, ValueError, KeyError):
             return None
 
     def after(self, done: str | None) -> None:
-        """Start applying the entries that could wait only for `done`."""
-        ids = self.plan.get(done)
-        if not ids:
-            return
-        d = self.root / (done or "start")
-        tree = d / "linux"
-        files = sorted({f for i in ids for f in self.by_id[i].reads})
-        for f in files:
-            if (self.wt.path / f).is_file():
-                (tree / f).parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(self.wt.path / f, tree / f)
-        (d / "settled.json").write_text(json.dumps(
-            {f: self.wt.settled[f] for f in files if f in self.wt.settled}))
-        cmd = [sys.executable, "-m", "regen.side_apply", "--manifest", str(self.manifest_path),
-               "--dir", str(d), *(["--store", str(spatch.STORE)] if spatch.STORE else []), *ids]
-        with open(d / "log", "w") as log:
-            p = subprocess.Popen(tied(cmd), cwd=paths.REPO, stdout=log, stderr=subprocess.STDOUT,
-                                 stdin=subprocess.DEVNULL)
-        for i in ids:
-            self.procs[i] = p
+        """The entries that could wait only for `done` are ready: a copy of
+        the files each reads, as they are now, and their job."""
+        for id in self.plan.get(done, []):
+            files = sorted(self.by_id[id].reads)
+            args = [*(["--store", str(spatch.STORE)] if spatch.STORE else []), id]
+            d = self._add(id, self.place[id], args)
+            for f in files:
+                if (self.wt.path / f).is_file():
+                    (d / "linux" / f).parent.mkdir(parents=True, exist_ok=True)
+                    shutil.copyfile(self.wt.path / f, d / "linux" / f)
+            (d / "settled.json").write_text(json.dumps(
+                {f: self.wt.settled[f] for f in files if f in self.wt.settled}))
+        self._pump()
 
     def wait(self, id: str) -> None:
-        """Before `id` is applied: let the process applying it ahead finish
-        (its results are what the store gives; it started long before)."""
-        p = self.procs.pop(id, None)
-        if p is not None and not any(q is p for q in self.procs.values()):
-            p.wait()
+        """Before `id` is applied: let its job finish if it is at work (its
+        results are what the store gives), or drop it if it never started."""
+        self._done(id)
 
     def close(self) -> None:
-        for p in set(self.procs.values()) | ({self.scanning} if self.scanning else set()):
-            p.kill()
-            p.wait()
-        self.procs.clear()
+        for job in self.jobs.values():
+            if job.proc is not None:
+                job.proc.kill()
+                job.proc.wait()
+        self.jobs.clear()
+        self.queue.clear()
+        self.running = None
