@@ -9,6 +9,14 @@ since, with every other definition of their names: those are copied into
 a scratch file of their own, the rules run there, and each function's new
 text replaces its old one.  A file with a changed part that is not a
 function definition the driver can delimit is run whole.
+
+A rule file's `acts-where` directives (regen/manifest.py) say where it can
+change something; the run has only the files that can act on one of the
+changed functions (all of them where a file has no such directive), in
+their order.  A file left out is one whose directives hold nowhere in the
+input, and no after-rule writes what another one's directives look for:
+tests/test_rules.py checks the run of the files chosen against the run of
+all of them on every after-rule case.
 """
 from __future__ import annotations
 
@@ -51,18 +59,39 @@ def _splice(text: str, chosen: list[tuple[int, int, str]], done: str) -> str | N
     return text
 
 
+def _holds(rule: Path):
+    """Where `rule` can change a top-level unit (its acts-where directives;
+    everywhere without one)."""
+    acts = [d for d in manifest.directives(rule) if isinstance(d, manifest.ActsWhere)]
+    return (lambda unit: any(d.holds(unit) for d in acts)) if acts else (lambda unit: True)
+
+
+def wanted(rules: list[Path], texts: dict[str, str], settled: dict[str, str]
+           ) -> tuple[list[Path], dict[str, list[tuple[int, int]]]]:
+    """The rules of `rules` that can act on a top-level unit of `texts`
+    that changed since `settled`, and those units' spans, by file."""
+    chosen: list[Path] = []
+    pending: dict[str, list[tuple[int, int]]] = {}
+    for r in rules:
+        holds = _holds(r)
+        spans = {f: sp for f, t in texts.items() if (sp := effects.wanting(t, settled.get(f), holds))}
+        if spans:
+            chosen.append(r)
+            for f, sp in spans.items():
+                pending[f] = sorted(set(pending.get(f, [])) | set(sp))
+    return chosen, pending
+
+
 def run(series: manifest.Series, step: manifest.Step, wt: WorkTree, what: str) -> tuple[str, set[str] | None]:
     """Apply the after-rules `step` in the work tree.  Returns spatch's
     output ("" when no run was needed) and the names of the rule files that
     changed something (None: any of them may have)."""
     tree = wt.path
     texts = {f: (tree / f).read_text(errors="replace") for f in step.files if (tree / f).is_file()}
-    pending = {f: spans for f, t in texts.items()
-               if (spans := effects.wanting_locals(t, wt.settled.get(f)))}
+    rules, pending = wanted([series.root / r for r in step.rules], texts, wt.settled)
     if not pending:
         wt.settled.update(texts)
         return "", set()
-    rules = [series.root / r for r in step.rules]
     rule = spatch.compose(rules, wt.scratch, report_acted=True)
     chosen = {f: _functions(texts[f], spans) for f, spans in pending.items()}
     out = None

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import re
 import threading
-from collections import Counter
 from pathlib import Path
 
 from .manifest import Expect
@@ -179,18 +178,10 @@ def converted(kind: str, function: str, srcs: list[str], to: str = "slab") -> bo
     return False
 
 
-_PAGE_LOCAL = re.compile(r"\bstruct\s+page\s*\*\s*\w+\s*=\s*slab_page\("
-                         r"|^\s*\w+\s*=\s*slab_page\(\w+\);", re.M)
-
-
-def wanting_locals(src: str, settled: str | None = None) -> list[tuple[int, int]]:
-    """The spans of `src`'s top-level declarations and definitions that
-    cocci/rules/slab_page_follow.cocci, slab_page_local.cocci or
-    page_slab_local.cocci can change: some function takes slab_page() of
-    one name three times or more, or page_slab() of one name twice or more,
-    or a page local holds slab_page() or follows a slab (it may fold back
-    or go).  Saves their spatch run in the entries where they have nothing
-    to do.
+def wanting(src: str, settled: str | None, holds) -> list[tuple[int, int]]:
+    """The spans of `src`'s top-level declarations and definitions (without
+    comments) for which `holds(unit)` is true: where a rule can change
+    something (its `acts-where` directives, regen/after.py).
 
     `settled`: an earlier text of the same file that the rules left with
     nothing more to do.  They act on each function alone, so only the
@@ -202,14 +193,7 @@ def wanting_locals(src: str, settled: str | None = None) -> list[tuple[int, int]
         t = strip_comments(settled)
         done = {" ".join(t[a:b].split()) for a, b in top_level_spans(t)}
         spans = [(a, b) for a, b in spans if " ".join(s[a:b].split()) not in done]
-    out = []
-    for a, b in spans:
-        u = s[a:b]
-        if _PAGE_LOCAL.search(u) \
-                or any(n >= 3 for n in Counter(re.findall(r"\bslab_page\((\w+)\)", u)).values()) \
-                or any(n >= 2 for n in Counter(re.findall(r"\bpage_slab\((\w+)\)", u)).values()):
-            out.append((a, b))
-    return out
+    return [(a, b) for a, b in spans if holds(s[a:b])]
 
 
 def top_level_spans(s: str) -> list[tuple[int, int]]:

@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import re
 import tomllib
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -89,6 +90,12 @@ class Step:
 #       the local named by the rule's -D VAR gets a declaration of its own
 #       in the function named by -D FN (regen/declsplit.py: Coccinelle
 #       cannot match one declarator of `struct page *a, *b;`)
+#   // slabconv: acts-where N REGEX
+#       the rule can change a top-level declaration or definition only
+#       where the Python regular expression REGEX (multi-line) matches N
+#       times or more with the same first group (or N times, without a
+#       group); several such lines: where any of them holds.  A run is
+#       saved where none holds (regen/after.py)
 DIRECTIVE = "// slabconv:"
 
 
@@ -99,24 +106,49 @@ class SplitDeclaration:
     where: str                   # the directive's file:line
 
 
-def directives(rule: Path) -> list[SplitDeclaration]:
+@dataclass(frozen=True)
+class ActsWhere:
+    count: int
+    pattern: re.Pattern
+    where: str                   # the directive's file:line
+
+    def holds(self, text: str) -> bool:
+        """Whether the rule may change `text` (one top-level unit)."""
+        found = self.pattern.findall(text)
+        if self.pattern.groups:
+            found = [f[0] if isinstance(f, tuple) else f for f in found]
+            return any(n >= self.count for n in Counter(found).values())
+        return len(found) >= self.count
+
+
+def directives(rule: Path) -> list[SplitDeclaration | ActsWhere]:
     """The directives of a rule file's `// slabconv:` lines; an unknown
     one is an error at its file and line."""
-    out = []
+    out: list[SplitDeclaration | ActsWhere] = []
     for n, line in enumerate(rule.read_text(errors="replace").splitlines(), 1):
         if line.startswith(DIRECTIVE):
-            m = re.fullmatch(r"split-declaration (\w+) in (\w+)", line[len(DIRECTIVE):].strip())
-            if not m:
+            text = line[len(DIRECTIVE):].strip()
+            split = re.fullmatch(r"split-declaration (\w+) in (\w+)", text)
+            acts = re.fullmatch(r"acts-where (\d+) (.+)", text)
+            if split:
+                out.append(SplitDeclaration(split.group(1), split.group(2), f"{rule}:{n}"))
+            elif acts:
+                try:
+                    pattern = re.compile(acts.group(2), re.M)
+                except re.error as e:
+                    raise SlabconvError(f"{rule}:{n}: acts-where: {e}", 2) from None
+                out.append(ActsWhere(int(acts.group(1)), pattern, f"{rule}:{n}"))
+            else:
                 raise SlabconvError(f"{rule}:{n}: unknown directive '{line.strip()}' "
-                                    f"(known: '{DIRECTIVE} split-declaration VAR in FN')", 2)
-            out.append(SplitDeclaration(m.group(1), m.group(2), f"{rule}:{n}"))
+                                    f"(known: '{DIRECTIVE} split-declaration VAR in FN', "
+                                    f"'{DIRECTIVE} acts-where N REGEX')", 2)
     return out
 
 
 def _check_directives(step: Step, root: Path, where: str) -> None:
     """Every -D name a directive of the step's rules reads is one of the step's."""
     for r in step.rules:
-        for d in directives(root / r):
+        for d in (d for d in directives(root / r) if isinstance(d, SplitDeclaration)):
             missing = [x for x in (d.var, d.fn) if x not in step.defines]
             if missing:
                 raise SlabconvError(f"manifest: {where}: {d.where} reads -D "

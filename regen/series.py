@@ -187,7 +187,8 @@ def _place(refusal: str, texts: dict[str, str]) -> str:
 def prepare(series: manifest.Series, step: manifest.Step, tree: Path) -> None:
     """Do in `tree` what the directives of the step's rules ask before its
     run (manifest.directives(): a declaration split, regen/declsplit.py)."""
-    for d in (d for r in step.rules for d in manifest.directives(series.root / r)):
+    for d in (d for r in step.rules for d in manifest.directives(series.root / r)
+              if isinstance(d, manifest.SplitDeclaration)):
         for f in step.files:
             if (tree / f).is_file():
                 old = (tree / f).read_text(errors="replace")

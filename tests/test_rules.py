@@ -23,7 +23,8 @@ from pathlib import Path
 
 import pytest
 
-from regen import after, effects, manifest, spatch
+from base.log import SlabconvError
+from regen import after, manifest, spatch
 
 REPO = Path(__file__).resolve().parent.parent
 COCCI = REPO / "cocci"
@@ -250,14 +251,51 @@ def test_the_after_rules_over_the_changed_functions_alone_match_the_whole_file(c
     shutil.copy(case, whole)
     out_whole = spatch.apply_rule(composed, tmp_path, [whole.name], what="whole")
     text = case.read_text()
-    spans = effects.wanting_locals(text)
-    chosen = after._functions(text, spans)
+    _, pending = after.wanted(AFTER_RULES, {"c": text}, {})
+    chosen = after._functions(text, pending.get("c", []))
     assert chosen is not None, "every case is made of function definitions"
     part = tmp_path / "part.c"
     part.write_text(after._extract(text, chosen))
     out_part = spatch.apply_rule(composed, tmp_path, [part.name], what="part")
     assert after._splice(text, chosen, part.read_text()) == whole.read_text()
     assert spatch.acted(out_part) == spatch.acted(out_whole)
+
+
+@pytest.mark.parametrize("case", AFTER_CASES, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_the_after_rules_their_directives_choose_do_what_all_of_them_do(case, tmp_path):
+    """regen/after.py runs only the after-rule files whose acts-where
+    directives hold on a changed function: on each of their cases, the
+    same text and the same files named as all of them, and none of the
+    files left out would have changed anything."""
+    chosen, pending = after.wanted(AFTER_RULES, {"c": case.read_text()}, {})
+    everything = tmp_path / "all.c"
+    shutil.copy(case, everything)
+    out_all = spatch.apply_rule(spatch.compose(AFTER_RULES, tmp_path / "s1", report_acted=True),
+                                tmp_path, [everything.name], what="all")
+    if not chosen:
+        assert everything.read_text() == case.read_text() and not spatch.acted(out_all)
+        return
+    some = tmp_path / "some.c"
+    shutil.copy(case, some)
+    out_some = spatch.apply_rule(spatch.compose(chosen, tmp_path / "s2", report_acted=True),
+                                 tmp_path, [some.name], what="chosen")
+    assert some.read_text() == everything.read_text()
+    assert spatch.acted(out_some) == spatch.acted(out_all)
+
+
+def test_an_acts_where_directive_counts_the_same_first_group(tmp_path):
+    rule = tmp_path / "r.cocci"
+    rule.write_text("// slabconv: acts-where 2 \\bpage_slab\\((\\w+)\\)\n"
+                    "// slabconv: acts-where 1 ^\\s*x = 1;\n@@\n@@\n")
+    acts = manifest.directives(rule)
+    assert [a.count for a in acts] == [2, 1]
+    holds = after._holds(rule)
+    assert holds("f(page_slab(a)); g(page_slab(a));")
+    assert not holds("f(page_slab(a)); g(page_slab(b));")
+    assert holds("int f(void)\n{\n  x = 1;\n}")
+    rule.write_text("// slabconv: acts-where 2 (unclosed\n")
+    with pytest.raises(SlabconvError, match=r"r.cocci:1: acts-where"):
+        manifest.directives(rule)
 
 
 def test_the_after_rules_give_up_extracting_what_is_not_one_definition():

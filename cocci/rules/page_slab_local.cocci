@@ -27,6 +27,7 @@
 //
 // Confidence: High (the local holds the value every replaced use computed)
 // Options: --no-includes
+// slabconv: acts-where 2 \bpage_slab\((\w+)\)
 
 virtual patch
 

@@ -29,6 +29,9 @@
 // Confidence: High (the page is assigned right after every new value of
 // the slab, and nowhere else)
 // Options: --no-includes
+// slabconv: acts-where 3 \bslab_page\((\w+)\)
+// slabconv: acts-where 1 \bstruct\s+page\s*\*\s*\w+\s*=\s*slab_page\(
+// slabconv: acts-where 1 ^\s*\w+\s*=\s*slab_page\(\w+\);
 
 virtual patch
 

@@ -23,6 +23,9 @@
 //
 // Confidence: High (the local holds the value every spl_use computed)
 // Options: --no-includes
+// slabconv: acts-where 3 \bslab_page\((\w+)\)
+// slabconv: acts-where 1 \bstruct\s+page\s*\*\s*\w+\s*=\s*slab_page\(
+// slabconv: acts-where 1 ^\s*\w+\s*=\s*slab_page\(\w+\);
 
 virtual patch
 
