@@ -24,6 +24,7 @@ right, from the entry's own change and nothing else:
 """
 from __future__ import annotations
 
+import bisect
 import difflib
 import functools
 import re
@@ -121,15 +122,17 @@ def functions(src: str) -> list[tuple[str, int, int, int]]:
 def _definition_start(code: str, brace: int):
     """(name, offset of the definition's first line) when the `{` at
     `brace` opens a function body, else None."""
-    before = code[:brace].rstrip()
-    if not before.endswith(")"):
+    k = brace                   # (the text before the brace, without copying it)
+    while k > 0 and code[k - 1].isspace():
+        k -= 1
+    if k == 0 or code[k - 1] != ")":
         return None
     # walk back over the parameter list
-    depth, j = 0, len(before) - 1
+    depth, j = 0, k - 1
     while j >= 0:
-        if before[j] == ")":
+        if code[j] == ")":
             depth += 1
-        elif before[j] == "(":
+        elif code[j] == "(":
             depth -= 1
             if depth == 0:
                 break
@@ -232,11 +235,21 @@ def _code_patterns(tokens: list[str]):
             yield i, 4, "".join(tokens[i:i + 4])
 
 
+@functools.lru_cache(maxsize=16)
+def _token_places(code: str) -> dict[str, list[int]]:
+    places: dict[str, list[int]] = {}
+    for i, t in enumerate(_code_tokens(code)):
+        places.setdefault(t, []).append(i)
+    return places
+
+
 def _count(code: str, expr: str) -> int:
     toks = tuple(_TOKEN.findall(expr))
+    if not toks:
+        return 0
     ct = _code_tokens(code)
     n = len(toks)
-    return sum(1 for i, t in enumerate(ct) if t == toks[0] and ct[i:i + n] == toks) if n else 0
+    return sum(1 for i in _token_places(code).get(toks[0], ()) if ct[i:i + n] == toks)
 
 
 def _rename(expr: str, renames: dict[str, str]) -> str:
@@ -343,6 +356,12 @@ def follow(before: str, after: str, phrases: list[Phrase] = ()) -> str:
                 and _count(new_code[s:e], "page") == 0
                 and not re.search(r"\bslab_page\(\s*slab\s*\)", new_code[s:e])}
 
+    fn_starts = [doc for _, _, _, doc in new_fns]      # (in the order of the text)
+
+    def in_a_function(pos: int) -> bool:
+        k = bisect.bisect_right(fn_starts, pos) - 1
+        return k >= 0 and pos < new_fns[k][2]
+
     def scope_of(pos: int):
         for s, e, r, _ in scopes:
             if s <= pos < e:
@@ -357,7 +376,7 @@ def follow(before: str, after: str, phrases: list[Phrase] = ()) -> str:
             text = _above(m.group(0), before, after, m.end(), phrases)
             return _rewrite_comment(text, inside, phrases, inside.get("page") == "slab"
                                     or id(inside) in declared)
-        if any(doc <= m.start() < e for _, _, e, doc in new_fns):
+        if in_a_function(m.start()):
             return m.group(0)           # in a function the entry did not convert
         return _rewrite_comment(m.group(0), file_renames, phrases)
 
