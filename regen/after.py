@@ -70,15 +70,17 @@ def wanted(rules: list[Path], texts: dict[str, str], settled: dict[str, str]
            ) -> tuple[list[Path], dict[str, list[tuple[int, int]]]]:
     """The rules of `rules` that can act on a top-level unit of `texts`
     that changed since `settled`, and those units' spans, by file."""
+    units = {f: effects.changed_units(t, settled.get(f)) for f, t in texts.items()}
     chosen: list[Path] = []
     pending: dict[str, list[tuple[int, int]]] = {}
     for r in rules:
         holds = _holds(r)
-        spans = {f: sp for f, t in texts.items() if (sp := effects.wanting(t, settled.get(f), holds))}
-        if spans:
+        spans = {f: [(a, b) for a, b, u in us if holds(u)] for f, us in units.items()}
+        if any(spans.values()):
             chosen.append(r)
             for f, sp in spans.items():
-                pending[f] = sorted(set(pending.get(f, [])) | set(sp))
+                if sp:
+                    pending[f] = sorted(set(pending.get(f, [])) | set(sp))
     return chosen, pending
 
 

@@ -178,22 +178,20 @@ def converted(kind: str, function: str, srcs: list[str], to: str = "slab") -> bo
     return False
 
 
-def wanting(src: str, settled: str | None, holds) -> list[tuple[int, int]]:
-    """The spans of `src`'s top-level declarations and definitions (without
-    comments) for which `holds(unit)` is true: where a rule can change
-    something (its `acts-where` directives, regen/after.py).
-
-    `settled`: an earlier text of the same file that the rules left with
-    nothing more to do.  They act on each function alone, so only the
-    top-level declarations and definitions that differ from it (compared
-    without comments and layout) can want them."""
+def changed_units(src: str, settled: str | None) -> list[tuple[int, int, str]]:
+    """(start, end, text) of `src`'s top-level declarations and definitions,
+    without comments: those that differ from `settled` (an earlier text of
+    the same file that the after-rules left with nothing more to do;
+    compared without comments and layout), all of them without one.  The
+    after-rules act on each function alone, so only these can want them
+    (regen/after.py)."""
     s = strip_comments(src)
     spans = top_level_spans(s)
     if settled is not None:
         t = strip_comments(settled)
         done = {" ".join(t[a:b].split()) for a, b in top_level_spans(t)}
         spans = [(a, b) for a, b in spans if " ".join(s[a:b].split()) not in done]
-    return [(a, b) for a, b in spans if holds(s[a:b])]
+    return [(a, b, s[a:b]) for a, b in spans]
 
 
 def top_level_spans(s: str) -> list[tuple[int, int]]:
