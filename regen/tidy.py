@@ -29,10 +29,73 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections import Counter
 
 _OPEN = re.compile(r"^\s*#\s*(if|ifdef|ifndef)\b")
 _ELSE = re.compile(r"^\s*#\s*(else|elif)\b")
 _END = re.compile(r"^\s*#\s*endif\b")
+
+
+class _Matcher(difflib.SequenceMatcher):
+    """difflib's SequenceMatcher, with the same answers, whose longest
+    match is found through the lines that occur once in each range.
+
+    Without junk, find_longest_match() is the longest block common to both
+    ranges (then the first in a, then in b).  A block that holds a line
+    occurring once in both ranges lies on the diagonal of those two places,
+    so it is part of the longest run through them; any other block lies
+    between two such lines in a and between two in b.  So the runs through
+    them, and difflib's own search in the stretches between them long
+    enough to hold a longer block, give the answer; between two versions
+    of one source file such stretches are short, and the search is linear
+    instead of scanning every equal line (blank lines, lone braces) of
+    each against every other."""
+
+    def find_longest_match(self, alo=0, ahi=None, blo=0, bhi=None):
+        ahi = len(self.a) if ahi is None else ahi
+        bhi = len(self.b) if bhi is None else bhi
+        if self.bjunk or self.bpopular or (ahi - alo) * (bhi - blo) < 10000:
+            return super().find_longest_match(alo, ahi, blo, bhi)
+        a, b = self.a, self.b
+        in_a = Counter(a[alo:ahi])
+        in_b = Counter(b[blo:bhi])
+        at_b = {b[j]: j for j in range(blo, bhi) if in_b[b[j]] == 1 and in_a[b[j]] == 1}
+        best = (0, alo, blo)                # (size, i, j)
+        anchors_a, anchors_b = [], []
+        reached: dict[int, int] = {}        # diagonal -> end in a of the run found on it
+        for i in range(alo, ahi):
+            j = at_b.get(a[i])
+            if j is None:
+                continue
+            anchors_a.append(i)
+            anchors_b.append(j)
+            d = j - i
+            if reached.get(d, -1) > i:
+                continue
+            si, sj = i, j
+            while si > alo and sj > blo and a[si - 1] == b[sj - 1]:
+                si, sj = si - 1, sj - 1
+            ei = i + 1
+            while ei < ahi and ei + d < bhi and a[ei] == b[ei + d]:
+                ei += 1
+            reached[d] = ei
+            if ei - si > best[0] or (ei - si == best[0] and (si, sj) < best[1:]):
+                best = (ei - si, si, sj)
+        if not anchors_a:
+            return super().find_longest_match(alo, ahi, blo, bhi)
+
+        def stretches(lo, hi, marks):
+            edges = [lo - 1] + sorted(marks) + [hi]
+            return [(x + 1, y) for x, y in zip(edges, edges[1:]) if y - x - 1 >= max(best[0], 1)]
+        sa, sb = stretches(alo, ahi, anchors_a), stretches(blo, bhi, anchors_b)
+        if len(sa) * len(sb) > 64:          # few long runs: difflib's own search is as quick
+            return super().find_longest_match(alo, ahi, blo, bhi)
+        for a1, a2 in sa:
+            for b1, b2 in sb:
+                i, j, k = super().find_longest_match(a1, a2, b1, b2)
+                if k > best[0] or (k == best[0] and k and (i, j) < best[1:]):
+                    best = (k, i, j)
+        return difflib.Match(best[1], best[2], best[0])
 
 
 def line_opcodes(old: list[str], new: list[str], autojunk: bool = True) -> list[tuple]:
@@ -47,8 +110,7 @@ def line_opcodes(old: list[str], new: list[str], autojunk: bool = True) -> list[
     while (tail < min(len(old), len(new)) - head
            and old[len(old) - 1 - tail] == new[len(new) - 1 - tail]):
         tail += 1
-    sm = difflib.SequenceMatcher(None, old[head:len(old) - tail], new[head:len(new) - tail],
-                                 autojunk=autojunk)
+    sm = _Matcher(None, old[head:len(old) - tail], new[head:len(new) - tail], autojunk=autojunk)
     opcodes = [("equal", 0, head, 0, head)] if head else []
     opcodes += [(t, i1 + head, i2 + head, j1 + head, j2 + head) for t, i1, i2, j1, j2 in sm.get_opcodes()]
     if tail:

@@ -765,6 +765,35 @@ def test_line_opcodes_cover_both_files_and_skip_the_common_head_and_tail():
     assert tidy.line_opcodes([], ["a\n"]) == [("insert", 0, 0, 0, 1)]
 
 
+def test_the_matcher_gives_difflibs_own_opcodes():
+    """tidy._Matcher finds the longest match through the lines that occur
+    once in both ranges: the same opcodes as difflib's SequenceMatcher on
+    random edits of random sequences (few symbols: many repeated lines;
+    many: long unique runs), on unrelated sequences, and on a kernel file
+    with changes in several places."""
+    import difflib
+    import random
+    rnd = random.Random(7)
+    for _ in range(600):
+        vocab = rnd.choice([3, 20, 400])
+        a = [str(rnd.randrange(vocab)) for _ in range(rnd.randint(0, 400))]
+        b = list(a)
+        for _ in range(rnd.randint(0, 8)):
+            p = rnd.randint(0, len(b))
+            if rnd.random() < 0.5:
+                b[p:p] = [str(rnd.randrange(vocab)) for _ in range(rnd.randint(1, 12))]
+            else:
+                del b[p:p + rnd.randint(1, 12)]
+        if rnd.random() < 0.1:
+            b = [str(rnd.randrange(vocab)) for _ in range(rnd.randint(0, 400))]
+        assert tidy._Matcher(None, a, b, autojunk=False).get_opcodes() == \
+            difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
+    src = (REPO / "regen" / "tidy.py").read_text().splitlines() * 3
+    changed = src[:100] + ["x", "", "}"] + src[130:900] + src[905:] + ["}"]
+    assert tidy._Matcher(None, src, changed, autojunk=False).get_opcodes() == \
+        difflib.SequenceMatcher(None, src, changed, autojunk=False).get_opcodes()
+
+
 def test_members_are_removed_by_name_with_their_anonymous_aggregates():
     from regen import members
     src = textwrap.dedent("""\
