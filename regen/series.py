@@ -370,7 +370,7 @@ def regenerate(tree: Path, source_id: str, *, version: str, output: Path | None,
         own_store = True
     else:
         own_store = False
-    ahead = side.Ahead(series, wt, series.entries[:last + 1], manifest_path)
+    ahead = side.Ahead(wt, series.entries[:last + 1], manifest_path)
     if not converted_at:
         ahead.after(None)
         scanned = [e for e in series.entries[:last + 1]

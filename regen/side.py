@@ -68,8 +68,7 @@ class Ahead:
     of the tree regen starts from (scan()).  One process at a time (the
     chain has the other core), the work needed soonest first."""
 
-    def __init__(self, series: manifest.Series, wt: WorkTree, entries: list[manifest.Entry],
-                 manifest_path: Path):
+    def __init__(self, wt: WorkTree, entries: list[manifest.Entry], manifest_path: Path):
         self.wt = wt
         self.place = {e.id: k for k, e in enumerate(entries)}
         self.by_id = {e.id: e for e in entries}
