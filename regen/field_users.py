@@ -52,12 +52,6 @@ class Use:
     function: str
 
 
-def python_pattern(ere: str) -> str:
-    """A grep -E pattern of the kind candidates() use as a Python regular
-    expression for one line ([[:space:]] never meets a line's end)."""
-    return ere.replace("[[:space:]]", r"[^\S\n]")
-
-
 def _pattern() -> str:
     return r"(->|\.)[[:space:]]*(%s)\b" % "|".join(fields())
 
@@ -84,16 +78,23 @@ def scan(tree: Path, since: tuple[list[str], set[str]] | None = None) -> list[st
     from, the files changed since then): only those files are read again."""
     if since is None:
         return narrow(tree, candidates(tree))
+    return rescan(tree, since, _pattern(), lambda text: "struct page" in text and may_use(text))
+
+
+def rescan(tree: Path, since: tuple[list[str], set[str]], ere: str, keeps) -> list[str]:
+    """What a scan of `tree` with `grep -rlE ere` over the .c and .h files,
+    narrowed by `keeps(text)`, gives, from `since`: (that scan of the tree
+    regen started from, the files changed since then).  Only the changed
+    files are read.  (ere's [[:space:]] stays within a line, as in grep.)"""
     base, changed = since
-    grep = re.compile(python_pattern(_pattern()))
-    again = []
-    for f in sorted(changed):
+    grep = re.compile(ere.replace("[[:space:]]", r"[^\S\n]"))
+    again = set()
+    for f in changed:
         if f.endswith((".c", ".h")) and (tree / f).is_file():
             text = (tree / f).read_text(errors="replace")
-            if "struct page" in text and any(grep.search(x) for x in text.splitlines()) \
-                    and may_use(text):
-                again.append(f)
-    return sorted({f for f in base if f not in changed} | set(again))
+            if grep.search(text) and keeps(text):
+                again.add(f)
+    return sorted({f for f in base if f not in changed} | again)
 
 
 def page_keeps_slab_members(tree: Path) -> bool:

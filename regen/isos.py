@@ -18,6 +18,7 @@ needs an isomorphism the list lacks fails there, naming it.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import re
@@ -43,6 +44,7 @@ def names() -> list[str]:
         return list(tomllib.load(f)["keep"])
 
 
+@functools.cache
 def standard() -> Path:
     """Coccinelle's standard.iso: where $COCCINELLE_HOME or the installation
     (the directory of the standard.h spatch reports reading) has it."""

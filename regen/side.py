@@ -102,17 +102,16 @@ class Ahead:
                                             stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
             self.running = job
 
-    def _done(self, name: str) -> _Job | None:
-        """Wait for the job `name` if it is at work; None when it never
-        started (it leaves the queue: the caller does the work itself)."""
-        job = self.jobs.pop(name, None)
-        if job is not None and job in self.queue:
-            self.queue.remove(job)
-            job = None
-        elif job is not None:
+    def _finish(self, job: _Job) -> bool:
+        """Wait for `job` if it is at work or done; one that never started
+        leaves the queue (the caller does the work itself): False."""
+        started = job not in self.queue
+        if started:
             job.proc.wait()
+        else:
+            self.queue.remove(job)
         self._pump()
-        return job
+        return started
 
     def scan(self, tree: Path, need: str) -> None:
         """Find the candidate files of the usage pass and of the removal
@@ -126,10 +125,10 @@ class Ahead:
         """(the candidates of `kind` ("usage", "field_users") in the tree
         regen started from, `changed`): what usage.candidates() and
         field_users.scan() take; None when there was no scan or it failed."""
-        job = self._done("scan")
-        if job is None:
+        job = self.jobs.get("scan")
+        if job is None or not self._finish(job):
+            self.jobs.pop("scan", None)
             return None
-        self.jobs["scan"] = job             # (kept for the other kind)
         try:
             return json.loads((job.dir / "scan.json").read_text())[kind], set(changed)
         except (OSError, ValueError, KeyError):
@@ -153,7 +152,9 @@ class Ahead:
     def wait(self, id: str) -> None:
         """Before `id` is applied: let its job finish if it is at work (its
         results are what the store gives), or drop it if it never started."""
-        self._done(id)
+        job = self.jobs.pop(id, None)
+        if job is not None:
+            self._finish(job)
 
     def close(self) -> None:
         for job in self.jobs.values():

@@ -103,13 +103,7 @@ def candidates(tree: Path, since: tuple[list[str], set[str]] | None = None) -> l
     `since`: (the candidates of the tree regen started from, the files
     changed since then): only those files are read again."""
     if since is not None:
-        base, changed = since
-        grep = re.compile(field_users.python_pattern(_pattern()))
-        again = [f for f in sorted(changed) if f.endswith((".c", ".h")) and (tree / f).is_file()
-                 and any(grep.search(line) for line in
-                         (tree / f).read_text(errors="replace").splitlines())
-                 and _keeps((tree / f).read_text(errors="replace"))]
-        return sorted({f for f in base if f not in changed} | set(again))
+        return field_users.rescan(tree, since, _pattern(), _keeps)
     cp = subprocess.run(["grep", "-rlE", "--include=*.c", "--include=*.h", _pattern(), "."],
                         cwd=tree, capture_output=True, text=True)
     out = []
