@@ -26,25 +26,29 @@ def tree_hash(root: Path) -> str:
     return h.hexdigest()
 
 
+# what calc_slab_order.cocci renames
+SLAB_ORDER = textwrap.dedent("""\
+    static inline unsigned int slab_order(unsigned int size,
+    		unsigned int min_objects, unsigned int max_order,
+    		unsigned int fract_leftover)
+    {
+    	return size;
+    }
+
+    static int calculate_order(unsigned int size)
+    {
+    	return slab_order(size, 1, 2, 3);
+    }
+    """)
+
+
 @pytest.fixture
 def tree(tmp_path):
     t = tmp_path / "linux"
     (t / "mm").mkdir(parents=True)
     (t / "include").mkdir()
     (t / "Makefile").write_text("VERSION = 5\nPATCHLEVEL = 10\n")
-    (t / "mm" / "slub.c").write_text(textwrap.dedent("""\
-        static inline unsigned int slab_order(unsigned int size,
-        		unsigned int min_objects, unsigned int max_order,
-        		unsigned int fract_leftover)
-        {
-        	return size;
-        }
-
-        static int calculate_order(unsigned int size)
-        {
-        	return slab_order(size, 1, 2, 3);
-        }
-        """))
+    (t / "mm" / "slub.c").write_text(SLAB_ORDER)
     (t / "include" / "h.h").write_text(textwrap.dedent("""\
         #ifndef H_H
         #define H_H

@@ -7,48 +7,12 @@ spatch runs come from the store (none is made again at its turn), and a
 file changed in between after all (planted: an entry that writes it
 without saying so) makes its runs again on what the file is then.
 """
-import textwrap
+import pytest
 
 from regen import manifest, series, side, spatch
-from test_regen import ID, SLABS, tree, write_manifest  # noqa: F401  (tree: a fixture)
+from tests.test_regen import ID, SLAB_ORDER, SLABS, _conversions, write_manifest
 
-SLOB = textwrap.dedent("""\
-    static inline unsigned int slab_order(unsigned int size,
-    		unsigned int min_objects, unsigned int max_order,
-    		unsigned int fract_leftover)
-    {
-    	return size;
-    }
-
-    static int calculate_order(unsigned int size)
-    {
-    	return slab_order(size, 1, 2, 3);
-    }
-    """)
-
-BODY = '''
-    [[entry]]
-    id = "use_a"
-    subject = "Convert use_a"
-    message = "m"
-      [[entry.step]]
-      convert = "param"
-      fn = "use_a"
-      [[entry.expect]]
-      present = "struct slab"
-      in = "mm/slub.c"
-
-    [[entry]]
-    id = "use_b"
-    subject = "Convert use_b"
-    message = "m"
-      [[entry.step]]
-      convert = "param"
-      fn = "use_b"
-      [[entry.expect]]
-      present = "struct slab"
-      in = "mm/slub.c"
-
+BODY = _conversions("use_a", "use_b", entries=True) + '''
     [[entry]]
     id = "rename"
     subject = "mm/slob: Rename slab_order()"
@@ -79,10 +43,17 @@ def test_plan_starts_an_entry_after_the_last_writer_of_what_it_reads():
     assert side.plan(es) == {None: ["b"]}
 
 
+@pytest.fixture
+def tree(tmp_path):
+    t = tmp_path / "linux"
+    (t / "mm").mkdir(parents=True)
+    (t / "Makefile").write_text("VERSION = 5\nPATCHLEVEL = 10\n")
+    (t / "mm" / "slub.c").write_text(SLABS)
+    (t / "mm" / "slob.c").write_text(SLAB_ORDER)
+    return t
+
+
 def _setup(tree, tmp_path, monkeypatch):
-    (tree / "mm" / "slub.c").chmod(0o644)
-    (tree / "mm" / "slub.c").write_text(SLABS)
-    (tree / "mm" / "slob.c").write_text(SLOB)
     monkeypatch.setenv("SLABCONV_CACHE", str(tmp_path / "cache"))
     monkeypatch.setenv("SLABCONV_SPATCH_CACHE", "0")
     made = []                           # the rules spatch ran for in this process
