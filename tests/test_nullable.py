@@ -175,3 +175,19 @@ def test_a_page_local_given_a_nullable_macro_becomes_a_slab_before_the_rule(tree
                             identity=ID, manifest_path=m, workdir=tmp_path / "work2")
     patch = res.patches[1].read_text()
     assert "+\tpage = slab_page(slub_percpu_partial(per_cpu_ptr(s->cpu_slab, cpu)));\n" in patch
+
+
+def test_make_attribute_replays_the_locals_first_conversions(tree, tmp_path, cache):
+    """The replay of each rule alone (report/attribution.py) makes the
+    locals-first conversions where regen made them: the replay is exact,
+    and the local's hunk is slab_var.cocci's."""
+    from report import attribution as A
+    d = _own(tmp_path / "c")
+    m = write_manifest(d, ENTRY)
+    out = tmp_path / "out"
+    series.regenerate(tree, "test-tree", version="5.10", output=out, identity=ID,
+                      manifest_path=m, workdir=tmp_path / "work")
+    at = A.attribute("5.10", out, tree=str(tree), manifest_path=m)
+    assert [e.exact for e in at.entries] == [True] and not at.entries[0].differs
+    hunks = [at.sources_of_hunk(1, "mm/slub.c", i) for i in (1,)]
+    assert "cocci/rules/slab_var.cocci" in hunks[0], hunks
