@@ -332,3 +332,18 @@ def test_the_after_rules_give_up_extracting_what_is_not_one_definition():
     two = "#ifdef X\nstatic int f(void)\n{\n\treturn 1;\n}\n#else\nstatic int f(void)\n{\n\treturn 0;\n}\n#endif\n"
     first = two.index("}") + 1
     assert [n for _, _, n in after._functions(two, [(0, first)])] == ["f", "f"]
+
+
+def test_a_patch_rules_refusals_are_checked_against_the_cases_out(tmp_path):
+    """A case with a .out must be refused exactly so; a case without one
+    must not be refused at all (check_refusals, on every patch rule case)."""
+    rule = COCCI / "rules" / "slab_return.cocci"
+    case = tmp_path / "c.c"
+    line = f"{spatch.REFUSE} c.c:3: f() returns p, which can be NULL there"
+    check_refusals(rule, case, "noise\n")
+    with pytest.raises(AssertionError, match="c.c:3"):
+        check_refusals(rule, case, line + "\n")
+    case.with_suffix(".out").write_text(line + "\n")
+    check_refusals(rule, case, "noise\n" + line + "\n")
+    with pytest.raises(AssertionError, match=r"\(nothing\)"):
+        check_refusals(rule, case, "noise\n")
