@@ -31,7 +31,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from .visibility import Includes
+from .visibility import Includes, includes
 
 _CONT = re.compile(r"\\\n")
 _DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+)\(([^)]*)\)[ \t]*(.*)$", re.M)
@@ -69,7 +69,10 @@ def _alias(body: str) -> str | None:
 
 def from_texts(texts: list[str]) -> list[str]:
     """The nullable macros defined in `texts`, sorted."""
-    defs = [d for t in texts for d in _bodies(t)]
+    return _nullable([d for t in texts for d in _bodies(t)])
+
+
+def _nullable(defs: list[tuple[str, str]]) -> list[str]:
     found = {name for name, body in defs if _NULL.fullmatch(body) and _balanced(body)}
     while True:
         more = {name for name, body in defs if name not in found and _alias(body) in found}
@@ -78,17 +81,41 @@ def from_texts(texts: list[str]) -> list[str]:
         found |= more
 
 
+# what a file was read to: path -> (mtime_ns, size, its #includes, its
+# function-like macro definitions); a file is read again when it changed
+_SCANNED: dict[Path, tuple[int, int, list[tuple[str, str]], list[tuple[str, str]]]] = {}
+
+
+def _scan(p: Path) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    try:
+        st = p.stat()
+    except OSError:
+        return [], []
+    got = _SCANNED.get(p)
+    if got is not None and got[:2] == (st.st_mtime_ns, st.st_size):
+        return got[2], got[3]
+    text = p.read_text(errors="replace")
+    found = (includes(text), _bodies(text) if "NULL" in text or "void" in text else [])
+    _SCANNED[p] = (st.st_mtime_ns, st.st_size, *found)
+    return found
+
+
 def macros(tree: Path, files: list[str]) -> list[str]:
     """The nullable macros that code in `files` of `tree` can use: defined
     in them or in a header they include, directly or through others."""
     inc = Includes(tree)
-    seen: list[str] = []
-    for f in files:
-        for g in [f] + sorted(inc.closure(f)):
-            if g not in seen:
-                seen.append(g)
-    return from_texts([(tree / g).read_text(errors="replace") for g in seen
-                       if (tree / g).is_file()])
+    seen: set[str] = set()
+    todo = list(files)
+    defs: list[tuple[str, str]] = []
+    while todo:
+        f = todo.pop()
+        if f in seen:
+            continue
+        seen.add(f)
+        incs, bodies = _scan(tree / f)
+        defs += bodies
+        todo += [r for k, n in incs if (r := inc.resolve(f, k, n)) is not None and r not in seen]
+    return _nullable(defs)
 
 
 def define(names: list[str]) -> str:
