@@ -134,11 +134,28 @@ def test_rule_case(case, tmp_path):
     work = tmp_path / case.name
     shutil.copy(case, work)
     cp = subprocess.run([*spatch.base_command(), "--sp-file", str(rule), "-D", "patch", *args, "--no-includes",
-                         "--very-quiet", "--in-place", str(work)], capture_output=True, text=True)
+                         "--very-quiet", "--in-place", case.name], cwd=tmp_path,
+                        capture_output=True, text=True)
     assert cp.returncode == 0, cp.stdout + cp.stderr
     assert "parse error" not in cp.stdout + cp.stderr
     assert work.read_text() == expected.read_text(), (
         f"{rule.name} on {case.name} differs from {expected.name}")
+    check_refusals(rule, case, cp.stdout)
+
+
+def refusal_lines(output: str) -> str:
+    return "".join(l + "\n" for l in output.splitlines() if l.startswith(spatch.REFUSE))
+
+
+def check_refusals(rule: Path, case: Path, output: str) -> None:
+    """What the patch rule refused: exactly the lines of <case>.out, or
+    nothing when the case has none."""
+    out = case.with_suffix(".out")
+    want = out.read_text() if out.is_file() else ""
+    got = refusal_lines(output)
+    assert got == want, (f"{rule.name} on {case.name}: refused\n{got or '(nothing)'}\n"
+                         f"expected{' (' + out.name + ')' if out.is_file() else ''}:\n"
+                         f"{want or '(nothing)'}")
 
 
 def check_report_case(rule: Path, case: Path, tmp_path: Path) -> None:
@@ -194,8 +211,13 @@ def test_every_rule_and_template_is_used_by_the_manifest():
     for rule in PATCH_RULES:
         assert f"rules/{rule.name}" in used, f"{rule.name} is not used by cocci/series.toml"
     checks = "".join(p.read_text() for d in ("verify", "regen") for p in (REPO / d).glob("*.py"))
+    # a report rule that a locals-first directive of a used rule runs
+    first = {d.rule for r in used if r.endswith(".cocci") and (COCCI / r).is_file()
+             for d in manifest.directives(COCCI / r) if isinstance(d, manifest.LocalsFirst)}
     for rule in REPORT_RULES:
-        assert rule.name in checks, f"report rule {rule.name} is not used by verify/ or regen/"
+        assert rule.name in checks or f"rules/{rule.name}" in first, (
+            f"report rule {rule.name} is not used by verify/ or regen/, nor by a "
+            f"locals-first directive of a rule the manifest uses")
     for t in (COCCI / "templates").glob("*.h"):
         assert f"templates/{t.name}" in used, f"{t.name} is not used by cocci/series.toml"
 
@@ -310,3 +332,18 @@ def test_the_after_rules_give_up_extracting_what_is_not_one_definition():
     two = "#ifdef X\nstatic int f(void)\n{\n\treturn 1;\n}\n#else\nstatic int f(void)\n{\n\treturn 0;\n}\n#endif\n"
     first = two.index("}") + 1
     assert [n for _, _, n in after._functions(two, [(0, first)])] == ["f", "f"]
+
+
+def test_a_patch_rules_refusals_are_checked_against_the_cases_out(tmp_path):
+    """A case with a .out must be refused exactly so; a case without one
+    must not be refused at all (check_refusals, on every patch rule case)."""
+    rule = COCCI / "rules" / "slab_return.cocci"
+    case = tmp_path / "c.c"
+    line = f"{spatch.REFUSE} c.c:3: f() returns p, which can be NULL there"
+    check_refusals(rule, case, "noise\n")
+    with pytest.raises(AssertionError, match="c.c:3"):
+        check_refusals(rule, case, line + "\n")
+    case.with_suffix(".out").write_text(line + "\n")
+    check_refusals(rule, case, "noise\n" + line + "\n")
+    with pytest.raises(AssertionError, match=r"\(nothing\)"):
+        check_refusals(rule, case, "noise\n")
