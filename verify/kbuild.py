@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from base import log as slog
+from base import arches, log as slog
 from base.log import SlabconvError
 from base.paths import cache_dir
 from . import kconfig, warnings as W
@@ -45,7 +45,9 @@ CCWRAP = Path(__file__).resolve().parent / "ccwrap.sh"
 DISTCCWRAP = Path(__file__).resolve().parent / "distccwrap.sh"
 DIAG_SUFFIX = ".diag-slabconv"
 LOG_NAME = "slabconv-build.log"
-DEFAULT_TARGETS = ("bzImage", "modules_prepare")
+# arches.IMAGE ("bzImage") stands for the architecture's image target
+# (arm64: Image): build() asks make for arches.get(arch).targets(targets).
+DEFAULT_TARGETS = (arches.IMAGE, "modules_prepare")
 PROGRESS_EVERY = 20.0
 
 # Fixed build identity: reproducible objects (init/version.o, compile.h) and
@@ -58,7 +60,6 @@ REPRO_ENV = {
 }
 
 _STEP_LINE = W._STEP_RE          # a Kbuild step line: "  CC      mm/slub.o"
-_ARCH_DIR = {"x86_64": "x86", "i386": "x86", "x86": "x86"}
 
 
 @dataclass
@@ -126,11 +127,13 @@ def installed_wrapper(wrapper: Path = CCWRAP, mode: int = 0o644) -> Path:
     return dst
 
 
-def compiler(use_ccache: Optional[bool] = None) -> str:
-    """The CC= value: the diagnostics wrapper around (ccache) gcc."""
+def compiler(use_ccache: Optional[bool] = None, arch: str = "x86_64") -> str:
+    """The CC= value: the diagnostics wrapper around (ccache) gcc, the
+    architecture's cross gcc for a cross build (base/arches.py)."""
     if use_ccache is None:
         use_ccache = have_ccache()
-    return f"sh {installed_wrapper()} " + ("ccache gcc" if use_ccache else "gcc")
+    gcc = arches.get(arch).compiler
+    return f"sh {installed_wrapper()} " + (f"ccache {gcc}" if use_ccache else gcc)
 
 
 DISTCC_LOG_NAME = "slabconv-distcc.log"
@@ -304,11 +307,11 @@ def build_jobs(jobs: int, farm: bool = True) -> int:
 def make_args(src: Path, out: Path, arch: str, jobs: int, *, use_ccache=None,
               nice: bool = True, farm: bool = True) -> list:
     jobs = build_jobs(jobs, farm)
-    cc = compiler(use_ccache)
+    cc = compiler(use_ccache, arch)
     host = "ccache gcc" if (use_ccache if use_ccache is not None else have_ccache()) else "gcc"
     cmd = ["nice", "-n", "10"] if nice and shutil.which("nice") else []
-    return cmd + ["make", "-C", str(src), f"O={out}", f"ARCH={arch}", f"-j{jobs}",
-                  f"CC={cc}", f"HOSTCC={host}"]
+    return cmd + ["make", "-C", str(src), f"O={out}", *arches.get(arch).make_vars(),
+                  f"-j{jobs}", f"CC={cc}", f"HOSTCC={host}"]
 
 
 def ccache_counters(env: dict) -> dict:
@@ -508,7 +511,7 @@ def c_compiles(out: Path) -> dict[str, str]:
 
 
 def image_path(out: Path, arch: str) -> Path:
-    return Path(out) / "arch" / _ARCH_DIR.get(arch, arch) / "boot" / "bzImage"
+    return arches.get(arch).image_path(out)
 
 
 def build(src, out, *, targets=DEFAULT_TARGETS, jobs: int = 2, arch: str = "x86_64",
@@ -527,15 +530,20 @@ def build(src, out, *, targets=DEFAULT_TARGETS, jobs: int = 2, arch: str = "x86_
     src, out = Path(src).resolve(), Path(out).resolve()
     if shutil.which("make") is None:
         raise SlabconvError("'make' not found; install the Debian package 'make'", exit_code=3)
-    if shutil.which("gcc") is None:
-        raise SlabconvError("'gcc' not found; install the Debian package 'gcc'", exit_code=3)
     if config is not None:
         arch = kconfig.config_arch(config)
+    a = arches.get(arch)
+    for tool, pkg in (("gcc", "gcc"), (a.compiler, a.toolchain_package)):
+        if shutil.which(tool) is None:
+            raise SlabconvError(f"'{tool}' not found; install the Debian package '{pkg}' "
+                                f"(sh scripts/install-deps.sh build)", exit_code=3)
+    if config is not None:
         kconfig.configure_named(src, out, config)
     if not (out / ".config").is_file():
         raise SlabconvError(f"{out} is not configured (no .config); "
                             "run verify.kconfig.configure() first", exit_code=2)
     targets = tuple(targets)
+    make_targets = a.targets(targets)
     label = label or out.name
     log_path = Path(log) if log else out / LOG_NAME
     hosts = require_farm()
@@ -546,13 +554,13 @@ def build(src, out, *, targets=DEFAULT_TARGETS, jobs: int = 2, arch: str = "x86_
         env.pop("CCACHE_PREFIX", None)      # no ccache in this build: a local one
         hosts = ""
     cmd = make_args(src, out, arch, jobs, use_ccache=use_ccache, farm=bool(hosts)) + \
-        (["-k"] if keep_going else []) + list(targets)
+        (["-k"] if keep_going else []) + list(make_targets)
     before = ccache_counters(env)
     if hosts:
         (out / DISTCC_LOG_NAME).unlink(missing_ok=True)
     njobs = build_jobs(jobs, bool(hosts))
     if not quiet:
-        slog.info("verify", f"{label}: make {' '.join(targets)} in {out} (-j{njobs}"
+        slog.info("verify", f"{label}: make {' '.join(make_targets)} in {out} (-j{njobs}"
                             f"{', ccache' if use_ccache else ''}"
                             f"{', distcc: ' + hosts if hosts else ''})")
     cold = not (out / "vmlinux.o").exists() and not any((out / "mm").glob("*.o"))
@@ -568,7 +576,7 @@ def build(src, out, *, targets=DEFAULT_TARGETS, jobs: int = 2, arch: str = "x86_
     img = image_path(out, arch)
     res = BuildResult(
         ok=ok, seconds=seconds, warnings=collect_warnings(src, out, text), log=log_path,
-        image=img if ok and "bzImage" in targets and img.is_file() else None,
+        image=img if ok and arches.IMAGE in targets and img.is_file() else None,
         error_excerpt="" if ok else error_excerpt(text), out=out, targets=targets,
         returncode=rc, compiled=compiled, ccache=cc,
         distcc=dict(hosts=hosts, jobs=njobs, **distcc_counts(out)) if hosts else {})
