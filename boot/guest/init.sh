@@ -2,8 +2,9 @@
 # slabconv guest init (PID 1 in the QEMU guest, run by busybox sh).
 #
 # Prints one top-level KTAP document on the KTAP channel: the second serial
-# port (/dev/ttyS1, captured by the host into ktap.log) when it exists, else
-# the console.  When the channel is ttyS1 each line is mirrored on the console
+# port (/dev/ttyS1, captured by the host into ktap.log) when it exists, or
+# the virtio console (/dev/hvc0: the arm64 virt machine has one UART), else
+# the console.  When the channel is not the console each line is mirrored on the console
 # for people reading console.log; the host parses the channel, so kernel
 # messages interleaved on the console cannot garble the results.
 #
@@ -131,9 +132,12 @@ finish() {
 }
 
 KTAP_DEV=/dev/console
-if [ -c /dev/ttyS1 ] && stty -F /dev/ttyS1 raw -echo clocal 2>/dev/null; then
-	KTAP_DEV=/dev/ttyS1
-fi
+for d in /dev/ttyS1 /dev/hvc0; do
+	if [ -c "$d" ] && stty -F "$d" raw -echo clocal 2>/dev/null; then
+		KTAP_DEV=$d
+		break
+	fi
+done
 exec 3>"$KTAP_DEV"
 ktap() {
 	echo "$*" >&3
