@@ -36,8 +36,6 @@ class Busybox:
     architecture through a private apt state (fetch/suites.py)."""
     state: str = ""              # fetch/suites.py apt state; "" = the host's /bin/busybox
     debian_arch: str = ""        # dpkg architecture of the package
-    elf_class: int = 2           # EI_CLASS: 1 = 32-bit, 2 = 64-bit
-    elf_machine: int = 62        # e_machine: 3 = EM_386, 62 = EM_X86_64, 183 = EM_AARCH64
 
 
 @dataclass(frozen=True)
@@ -57,6 +55,8 @@ class Arch:
     # init writes): {path} is the host file it is captured to
     ktap_channel: tuple
     busybox: Busybox
+    elf_class: int               # EI_CLASS of its objects and binaries: 1 = 32-bit, 2 = 64-bit
+    elf_machine: int             # e_machine: 3 = EM_386, 62 = EM_X86_64, 183 = EM_AARCH64
     cpu_tcg: str = "max"
     cpu_kvm: str = "host"
 
@@ -64,6 +64,12 @@ class Arch:
     def compiler(self) -> str:
         """The C compiler of the kernel build (CC's last word)."""
         return f"{self.cross_compile}gcc"
+
+    @property
+    def objdump(self) -> str:
+        """The objdump that disassembles its objects (verify/objdiff/):
+        binutils' own for the host's, the cross toolchain's otherwise."""
+        return f"{self.cross_compile}objdump"
 
     def image_path(self, out) -> Path:
         return Path(out) / "arch" / self.arch_dir / "boot" / self.image_file
@@ -89,7 +95,7 @@ _SECOND_SERIAL = ("-chardev", "file,id=ser1,path={path}", "-serial", "chardev:se
 ARCHES = {
     "x86_64": Arch("x86_64", "x86_64", "x86", "bzImage", "bzImage", "", "gcc",
                    "qemu-system-x86_64", "qemu-system-x86", "q35", "ttyS0",
-                   _SECOND_SERIAL, Busybox()),
+                   _SECOND_SERIAL, Busybox(), 2, 62),
     # 32-bit guest (the slub-i386 configuration); the host's gcc (-m32) and
     # the same QEMU package.  TCG's "max" CPU says AuthenticAMD family 6,
     # which a 32-bit kernel takes for an Athlon that is not SMP-certified (a
@@ -97,7 +103,7 @@ ARCHES = {
     # string.
     "i386": Arch("i386", "i386", "x86", "bzImage", "bzImage", "", "gcc",
                  "qemu-system-i386", "qemu-system-x86", "q35", "ttyS0",
-                 _SECOND_SERIAL, Busybox("bookworm-i386", "i386", 1, 3),
+                 _SECOND_SERIAL, Busybox("bookworm-i386", "i386"), 1, 3,
                  cpu_tcg="max,vendor=GenuineIntel"),
     # arm64, cross-compiled with Debian's gcc-aarch64-linux-gnu, booted on
     # QEMU's virt machine: the console on its PL011 UART (ttyAMA0); virt has
@@ -109,7 +115,7 @@ ARCHES = {
                   "virt", "ttyAMA0",
                   ("-device", "virtio-serial-device", "-chardev", "file,id=ser1,path={path}",
                    "-device", "virtconsole,chardev=ser1"),
-                  Busybox("bookworm-arm64", "arm64", 2, 183), cpu_kvm="max"),
+                  Busybox("bookworm-arm64", "arm64"), 2, 183, cpu_kvm="max"),
 }
 
 
@@ -124,3 +130,13 @@ def get(name: str) -> Arch:
 
 def names() -> tuple:
     return tuple(ARCHES)
+
+
+def by_elf(elf_class: int, machine: int) -> Arch:
+    """The architecture of an ELF object (its EI_CLASS and e_machine);
+    x86_64's objdump reads i386's objects too, so the first entry wins."""
+    for a in ARCHES.values():
+        if (a.elf_class, a.elf_machine) == (elf_class, machine):
+            return a
+    raise SlabconvError(f"no architecture of base/arches.py has ELF class {elf_class}, "
+                        f"machine {machine}", exit_code=2)

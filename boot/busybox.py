@@ -42,8 +42,7 @@ HOST_BUSYBOX = Path("/bin/busybox")
 PACKAGE = "busybox-static"
 # Guest arch -> (apt state of fetch/suites.py, Debian architecture, ELF
 # class and machine the binary must have): base/arches.py's busybox.
-FOREIGN = {a.name: (a.busybox.state, a.busybox.debian_arch, a.busybox.elf_class,
-                    a.busybox.elf_machine)
+FOREIGN = {a.name: (a.busybox.state, a.busybox.debian_arch, a.elf_class, a.elf_machine)
            for a in arches.ARCHES.values() if a.busybox.state}
 
 
