@@ -94,6 +94,16 @@ def kasan_kernel():
 
 
 @pytest.fixture(scope="session")
+def arm64_sw_tags_kernel():
+    """The committed 5.10 series built in the arm64-sw-tags configuration
+    (cross-compiled with gcc-aarch64-linux-gnu: software tag-based KASAN on
+    SLUB, the KASAN KUnit suite built in), patched tree only: the suite's
+    one arm64 build, which tests/test_boot_arm64.py boots and plants a
+    defect in.  Returns the VerifyResult."""
+    return _committed_series_built("arm64-sw-tags")
+
+
+@pytest.fixture(scope="session")
 def iommu_kernel():
     """The committed 5.10 series built by verify in the iommu configuration
     (the Intel and AMD IOMMU drivers, a virtio-blk disk driver), patched
