@@ -162,22 +162,24 @@ def _gcc_ident(obj: Path) -> str:
     return m.group(0).decode(errors="replace") if m else ""
 
 
-def check_farm(hosts: str) -> None:
+def check_farm(hosts: str, gcc: str = "gcc") -> None:
     """Each host of the farm compiles a probe with the local gcc's version
     (its .comment section names the gcc that made it); raise a SlabconvError
     naming the host otherwise.  Different gcc versions give different
-    warnings: the gates would compare apples with oranges.  Once per process
-    and host list."""
-    if hosts in _probed:
-        if _probed[hosts]:
-            raise SlabconvError(_probed[hosts], exit_code=3)
+    warnings: the gates would compare apples with oranges.  `gcc`: the
+    build's compiler (a cross build's, base/arches.py), which every host
+    must have too.  Once per process, host list and compiler."""
+    key = hosts if gcc == "gcc" else f"{hosts} ({gcc})"
+    if key in _probed:
+        if _probed[key]:
+            raise SlabconvError(_probed[key], exit_code=3)
         return
     import tempfile
     err = None
     with tempfile.TemporaryDirectory(prefix="slabconv-distcc-") as d:
         c = Path(d, "probe.c")
         c.write_text("int slabconv_probe(int x) { return x + 1; }\n")
-        local = subprocess.run(["gcc", "-c", str(c), "-o", str(Path(d, "local.o"))],
+        local = subprocess.run([gcc, "-c", str(c), "-o", str(Path(d, "local.o"))],
                                capture_output=True, text=True)
         want = _gcc_ident(Path(d, "local.o")) if local.returncode == 0 else ""
         for h in _host_specs(hosts):
@@ -186,7 +188,7 @@ def check_farm(hosts: str) -> None:
             env = dict(os.environ, DISTCC_HOSTS=h, DISTCC_FALLBACK="0",
                        DISTCC_LOG=str(Path(d, "distcc.log")))
             try:
-                cp = subprocess.run(["distcc", "gcc", "-c", str(c), "-o", str(o)], env=env,
+                cp = subprocess.run(["distcc", gcc, "-c", str(c), "-o", str(o)], env=env,
                                     capture_output=True, text=True, timeout=120)
             except subprocess.TimeoutExpired:
                 err = f"distcc host {h} did not answer a probe compile in 120 s"
@@ -203,7 +205,7 @@ def check_farm(hosts: str) -> None:
                        f"this machine with {want!r}: the warning gates need the same gcc "
                        "on every host (same Debian gcc package version)")
                 break
-    _probed[hosts] = err
+    _probed[key] = err
     if err:
         raise SlabconvError(err, exit_code=3)
 
@@ -221,9 +223,10 @@ def farm_jobs(hosts: str) -> int:
         return local
 
 
-def require_farm() -> str:
+def require_farm(gcc: str = "gcc") -> str:
     """The farm's host list, checked: distcc and ccache installed, every host
-    answering with the local gcc's version.  "" when the builds are local."""
+    answering with the local version of `gcc` (the build's compiler).  ""
+    when the builds are local."""
     hosts = distcc_hosts()
     if not hosts:
         return ""
@@ -234,7 +237,7 @@ def require_farm() -> str:
         raise SlabconvError("DISTCC_HOSTS is set but 'ccache' is not found; distributed "
                             "builds go through ccache (CCACHE_PREFIX): install the "
                             "Debian package 'ccache'", exit_code=3)
-    check_farm(hosts)
+    check_farm(hosts, gcc)
     return hosts
 
 
@@ -546,7 +549,7 @@ def build(src, out, *, targets=DEFAULT_TARGETS, jobs: int = 2, arch: str = "x86_
     make_targets = a.targets(targets)
     label = label or out.name
     log_path = Path(log) if log else out / LOG_NAME
-    hosts = require_farm()
+    hosts = require_farm(a.compiler)
     env = build_env(src, out)
     if use_ccache is None:
         use_ccache = have_ccache()
