@@ -49,7 +49,7 @@ _LINE_LOOKBACK = 12
 # AArch64 (objdump's text, whitespace collapsed): a direct branch, a
 # compare-and-branch, a test-and-branch, adr/adrp: the target address last
 # ("b.ne 3c <f+0x3c>", "cbz x0, 40 <f+0x40>", "tbnz w1, #3, 1c <f+0x1c>").
-_A64_BRANCH = re.compile(r"^((?:bl?|b\.\w+|cbn?z [wx]\d+,|tbn?z [wx]\d+, #0x[0-9a-f]+,|"
+_A64_BRANCH = re.compile(r"^((?:bl?|b\.\w+|cbn?z [wx]\d+,|tbn?z [wx]\d+, #(?:0x)?[0-9a-f]+,|"
                          r"adrp? x\d+,))\s*([0-9a-f]+)(?:\s+<[^>]*>)?$")
 _A64_PADDING = re.compile(r"^(?:nop|udf #0x0|\.inst 0x00000000.*)$")
 
