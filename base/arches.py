@@ -109,13 +109,16 @@ ARCHES = {
     # QEMU's virt machine: the console on its PL011 UART (ttyAMA0); virt has
     # one UART, so the KTAP channel is a virtio console (hvc0 in the guest,
     # base-arm64.config's VIRTIO_MMIO and VIRTIO_CONSOLE).  "max" has TBI,
-    # which KASAN_SW_TAGS's tagged pointers need.  No KVM on an x86 host.
+    # which KASAN_SW_TAGS's tagged pointers need; pauth-impdef: TCG computes
+    # pointer authentication codes with a cheap implementation-defined
+    # function instead of QARMA.  No KVM on an x86 host.
     "arm64": Arch("arm64", "arm64", "arm64", "Image", "Image", "aarch64-linux-gnu-",
                   "gcc-aarch64-linux-gnu", "qemu-system-aarch64", "qemu-system-arm",
                   "virt", "ttyAMA0",
                   ("-device", "virtio-serial-device", "-chardev", "file,id=ser1,path={path}",
                    "-device", "virtconsole,chardev=ser1"),
-                  Busybox("bookworm-arm64", "arm64"), 2, 183, cpu_kvm="max"),
+                  Busybox("bookworm-arm64", "arm64"), 2, 183,
+                  cpu_tcg="max,pauth-impdef=on", cpu_kvm="max"),
 }
 
 

@@ -79,7 +79,8 @@ def test_arm64_qemu_command_line(tmp_path):
                        arch="arm64", console_log=tmp_path / "c,1.log",
                        ktap_log=tmp_path / "k.log")
     assert Path(cmd[0]).name == "qemu-system-aarch64"
-    assert cmd[cmd.index("-machine") + 1] == "virt" and cmd[cmd.index("-cpu") + 1] == "max"
+    assert cmd[cmd.index("-machine") + 1] == "virt"
+    assert cmd[cmd.index("-cpu") + 1] == "max,pauth-impdef=on"
     assert cmd[cmd.index("-accel") + 1] == "tcg"
     # console on the one PL011 UART, the KTAP channel on a virtio console
     assert cmd.count("-serial") == 1
