@@ -709,6 +709,19 @@ static enum result t_usercopy_reject_outside_window(struct ctx *c)
 }
 
 /*
+ * An object's address for comparing it with, and subtracting it from,
+ * another object's: under software tag-based KASAN (arm64) each pointer
+ * carries its allocation's tag in the top byte, which the kernel's own
+ * addresses have as 0xff (KASAN_TAG_KERNEL; kasan_reset_tag() is not
+ * exported to modules in 5.10).
+ */
+#ifdef CONFIG_KASAN_SW_TAGS
+#define untagged(p)	((u8 *)((unsigned long)(p) | (0xffUL << 56)))
+#else
+#define untagged(p)	((u8 *)(p))
+#endif
+
+/*
  * Two objects of one slab, the second the nearest above the first; the
  * second is freed, and the copy runs from the end of the first into it.
  */
@@ -732,9 +745,10 @@ static enum result t_usercopy_reject_freed_neighbour(struct ctx *c)
 	}
 	for (i = 0; i < NREJ; i++)
 		for (k = 0; k < NREJ; k++)
-			if (objs[k] > objs[i] &&
+			if (untagged(objs[k]) > untagged(objs[i]) &&
 			    virt_to_head_page(objs[k]) == virt_to_head_page(objs[i]) &&
-			    (!lo || objs[k] - objs[i] < hi - lo)) {
+			    (!lo || untagged(objs[k]) - untagged(objs[i]) <
+				    untagged(hi) - untagged(lo))) {
 				lo = objs[i];
 				hi = objs[k];
 			}
@@ -748,8 +762,8 @@ static enum result t_usercopy_reject_freed_neighbour(struct ctx *c)
 			objs[i] = NULL;
 		}
 	/* from 16 bytes before the end of lo to 16 bytes into the freed hi */
-	r = expect_rejected(c, REJ_CACHE, lo + REJ_OBJ - 16, hi - lo - REJ_OBJ + 32,
-			    "into a freed neighbour");
+	r = expect_rejected(c, REJ_CACHE, lo + REJ_OBJ - 16,
+			    untagged(hi) - untagged(lo) - REJ_OBJ + 32, "into a freed neighbour");
 out:
 	for (i = 0; i < NREJ; i++)
 		if (objs[i])
