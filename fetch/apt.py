@@ -191,7 +191,9 @@ class AptRepo:
             return
         if not self.suite.sources:
             raise SlabconvError(f"no sources defined for apt state '{self.suite.name}' "
-                                f"(fetch/suites.py PRIVATE_SOURCES)", 2)
+                                f"(fetch/suites.py PRIVATE_SOURCES; MIRRORED: the machine's "
+                                f"apt configuration has no site for its release and "
+                                f"component)", 2)
         for d in (self._lists / "partial", self.state / "cache" / "archives" / "partial"):
             d.mkdir(parents=True, exist_ok=True)
         for name, text in (("sources.list", "\n".join(self.suite.sources) + "\n"),

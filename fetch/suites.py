@@ -8,7 +8,9 @@ under base.paths.cache_dir("apt", name)).
 """
 from __future__ import annotations
 
+import functools
 import re
+import subprocess
 from dataclasses import dataclass
 
 SYSTEM = "system"
@@ -29,9 +31,16 @@ PRIVATE_SOURCES: dict[str, tuple[str, ...]] = {
     ),
 }
 
+# Private states whose sources are the machine's own: name -> (release,
+# component); its sources.list is the machine's apt configuration's sites
+# that serve that release and component (system_sources()), so the private
+# state uses whichever mirror the machine is configured for.
+# The arm64 guest's busybox-static (boot/busybox.py, base/arches.py).
+MIRRORED: dict[str, tuple[str, str]] = {"bookworm-arm64": ("bookworm", "main")}
+
 # Private states of another architecture than the machine's: name -> Debian
 # architecture (APT::Architecture; the system's dpkg status is not read).
-ARCHITECTURES: dict[str, str] = {"bookworm-i386": "i386"}
+ARCHITECTURES: dict[str, str] = {"bookworm-i386": "i386", "bookworm-arm64": "arm64"}
 
 # Kernel version -> apt state that provides linux-source-<version>.
 VERSIONS: dict[str, str] = {
@@ -54,7 +63,11 @@ class Suite:
 
     @property
     def sources(self) -> tuple[str, ...]:
-        return PRIVATE_SOURCES.get(self.name, ())
+        if self.name in PRIVATE_SOURCES:
+            return PRIVATE_SOURCES[self.name]
+        if self.name in MIRRORED:
+            return system_sources(*MIRRORED[self.name])
+        return ()
 
     @property
     def arch(self) -> str | None:
@@ -68,6 +81,35 @@ class Suite:
         where = "; ".join(" ".join(w for w in line.split()[1:] if not w.startswith("["))
                           for line in self.sources)
         return f"apt state '{self.name}' ({where})"
+
+
+_SITE_FORMAT = "$(SITE)|$(RELEASE)|$(COMPONENT)|$(TARGET_OF)"
+
+
+def parse_indextargets(text: str, release: str, component: str) -> list[str]:
+    """The sites of `apt-get indextargets --format _SITE_FORMAT` output that
+    serve `release`'s `component` as binary packages, in order, each once."""
+    sites = []
+    for line in text.splitlines():
+        f = line.strip().split("|")
+        if len(f) == 4 and f[1:] == [release, component, "deb"] and f[0] not in sites:
+            sites.append(f[0])
+    return sites
+
+
+@functools.lru_cache(maxsize=None)
+def system_sources(release: str, component: str) -> tuple[str, ...]:
+    """sources.list lines for `release` `component` from the sites of the
+    machine's apt configuration (`apt-get indextargets`); () when it has
+    none (AptRepo then says that the state has no sources)."""
+    try:
+        cp = subprocess.run(["apt-get", "indextargets", "--format", _SITE_FORMAT],
+                            capture_output=True, text=True, timeout=60,
+                            env={"LC_ALL": "C", "PATH": "/usr/bin:/bin:/usr/sbin:/sbin"})
+    except (OSError, subprocess.SubprocessError):
+        return ()
+    return tuple(f"deb [signed-by={_KEYRING}] {site} {release} {component}"
+                 for site in parse_indextargets(cp.stdout, release, component))
 
 
 def is_version(version: str) -> bool:

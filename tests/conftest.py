@@ -94,6 +94,27 @@ def kasan_kernel():
 
 
 @pytest.fixture(scope="session")
+def arm64_sw_tags_kernel():
+    """The committed 5.10 series built in the arm64-sw-tags configuration
+    (cross-compiled with gcc-aarch64-linux-gnu: software tag-based KASAN on
+    SLUB, the KASAN KUnit suite built in), patched tree only: the suite's
+    one arm64 build, which tests/test_boot_arm64.py boots and plants a
+    defect in.  Returns the VerifyResult.  SLABCONV_TEST_ARM64_TREE=<a
+    patched tree with its arm64-sw-tags build in o/> uses that build
+    instead (development: no build here, no warning gate)."""
+    import os
+    from types import SimpleNamespace
+    from verify import kbuild
+    if os.environ.get("SLABCONV_TEST_ARM64_TREE"):
+        tree = Path(os.environ["SLABCONV_TEST_ARM64_TREE"])
+        image = kbuild.image_path(tree / "o", "arm64")
+        return SimpleNamespace(config="arm64-sw-tags", patched_src=tree, patched_out=tree / "o",
+                               patched=SimpleNamespace(ok=image.is_file(), image=image),
+                               ok=True, new_warnings=[], sparse=None, summary=str(tree))
+    return _committed_series_built("arm64-sw-tags")
+
+
+@pytest.fixture(scope="session")
 def iommu_kernel():
     """The committed 5.10 series built by verify in the iommu configuration
     (the Intel and AMD IOMMU drivers, a virtio-blk disk driver), patched

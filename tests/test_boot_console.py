@@ -476,3 +476,44 @@ def test_missing_or_wrong_usercopy_report_fails():
 def test_a_bug_before_the_usercopy_report_in_the_bracket_fails():
     text = usercopy_bracket("[   14.1] kernel BUG at mm/usercopy.c:99!\n" + usercopy_oops())
     assert kinds(text)[:1] == ["bug"]
+
+
+def usercopy_oops_arm64(ts="29.2"):
+    """arm64's report of the same rejection (5.10, no kallsyms): the BUG()'s
+    brk trap says "Internal error: Oops - BUG"."""
+    body = ("usercopy: Kernel memory exposure attempt detected from SLUB object 'slabconv_rej' "
+            "(offset 200, size 100)!\n"
+            "------------[ cut here ]------------\n"
+            "kernel BUG at mm/usercopy.c:100!\n"
+            "Internal error: Oops - BUG: 00000000f2000800 [#1] SMP\n"
+            "Modules linked in: slabconv_test(O+)\n"
+            "CPU: 1 PID: 87 Comm: slabconv_rej Tainted: G    B      O      5.10.262 #1\n"
+            "Hardware name: linux,dummy-virt (DT)\n"
+            "pc : 0xffffffc81029a96c\n"
+            "Call trace:\n"
+            " 0xffffffc81029a96c\n"
+            "---[ end trace 4b0fb2a8fdb8e2f3 ]---\n")
+    return "".join(f"[   {ts}] {x}\n" for x in body.splitlines())
+
+
+def test_arm64_usercopy_rejection_and_its_brk_trap_are_accepted_in_the_bracket():
+    assert console.scan_text(usercopy_bracket(usercopy_oops_arm64())) == []
+    # outside the bracket the trap is an Oops like any other
+    assert kinds(usercopy_oops_arm64()) == ["usercopy", "bug", "bug"]
+    # an Oops that is not a BUG() trap is not accepted in the bracket either
+    other = usercopy_oops_arm64().replace("Internal error: Oops - BUG: 00000000f2000800",
+                                          "Unable to handle kernel paging request at")
+    assert kinds(usercopy_bracket(other)) == ["oops"]
+
+
+def test_arm64s_rcu_warning_after_a_bug_is_allowed_by_its_arch_entry_only():
+    from base import arches
+    warn = "[   29.3] WARNING: CPU: 1 PID: 0 at kernel/rcu/tree.c:625 0xffffffc81029daf4\n"
+    assert kinds(warn) == ["warning"]
+    assert console.scan_text(warn, allow=arches.get("arm64").console_allow) == []
+    assert arches.get("x86_64").console_allow == ()
+    # a task's own rcu WARNING (not the idle task's) still counts
+    task = warn.replace("PID: 0 ", "PID: 71 ")
+    assert kinds(task) == ["warning"]
+    assert [f.kind for f in console.scan_text(task, allow=arches.get("arm64").console_allow)] \
+        == ["warning"]

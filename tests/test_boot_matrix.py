@@ -1,6 +1,7 @@
 """boot.matrix, boot.junit, boot.summary without a kernel: a fake QEMU whose
 behaviour the guest's kernel command line chooses (so that guests booted in
 parallel can behave differently), driven through the real boot.run()."""
+import dataclasses
 import stat
 import sys
 import threading
@@ -13,6 +14,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import boot  # noqa: E402
+from base import arches  # noqa: E402
 from boot import junit, matrix, qemu, summary  # noqa: E402
 from base.log import SlabconvError  # noqa: E402
 
@@ -67,7 +69,8 @@ def fake(tmp_path, monkeypatch, cache):
     script = tmp_path / "fake-qemu"
     script.write_text(FAKE_QEMU)
     script.chmod(script.stat().st_mode | stat.S_IXUSR)
-    monkeypatch.setitem(qemu.ARCHES, "fake", qemu.Arch(str(script), "pc", "ttyS0", "none"))
+    monkeypatch.setitem(qemu.ARCHES, "fake", dataclasses.replace(
+        arches.get("x86_64"), name="fake", qemu=str(script), machine="pc", qemu_package="none"))
     img = tmp_path / "bzImage"
     img.write_bytes(b"k")
 

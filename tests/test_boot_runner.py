@@ -1,5 +1,6 @@
 """boot.qemu and boot.module without a kernel: a fake QEMU script checks the
 timeout / end-marker / process-group handling, fake build dirs the checks."""
+import dataclasses
 import os
 import stat
 import sys
@@ -10,6 +11,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from base import arches  # noqa: E402
 from boot import module, qemu  # noqa: E402
 from base.log import SlabconvError  # noqa: E402
 
@@ -36,7 +38,8 @@ def fake(tmp_path, monkeypatch):
     script = tmp_path / "fake-qemu"
     script.write_text(FAKE_QEMU)
     script.chmod(script.stat().st_mode | stat.S_IXUSR)
-    monkeypatch.setitem(qemu.ARCHES, "fake", qemu.Arch(str(script), "pc", "ttyS0", "none"))
+    monkeypatch.setitem(qemu.ARCHES, "fake", dataclasses.replace(
+        arches.get("x86_64"), name="fake", qemu=str(script), machine="pc", qemu_package="none"))
     child = tmp_path / "child.pid"
     monkeypatch.setenv("FAKE_CHILD", str(child))
     img, initrd = tmp_path / "bzImage", tmp_path / "initrd"

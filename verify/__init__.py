@@ -123,7 +123,7 @@ def build_key(config: str, ident: str, targets=kbuild.DEFAULT_TARGETS, version: 
     arch = kconfig.config_arch(config)
     cfg = kconfig.inputs_digest(kconfig.config_fragments(config, version), arch)
     wrapper = hashlib.sha256(kbuild.CCWRAP.read_bytes()).hexdigest()[:8]
-    return _digest(config, cfg, arch, tuple(targets), wrapper, kbuild.compiler(), ident)
+    return _digest(config, cfg, arch, tuple(targets), wrapper, kbuild.compiler(arch=arch), ident)
 
 
 @contextmanager
