@@ -127,6 +127,13 @@ def test_rule_case(case, tmp_path):
     assert rule.is_file(), f"test dir {case.parent.name} has no rule file"
     if is_report_rule(rule):
         return check_report_case(rule, case, tmp_path)
+    return check_patch_case(rule, case, tmp_path)
+
+
+def check_patch_case(rule: Path, case: Path, tmp_path: Path) -> None:
+    """The rule run as the driver runs it on a copy named <case>.c: the
+    result must be <case>.res, and the refusals it prints exactly the
+    lines of <case>.out (none without one)."""
     expected = case.with_suffix(".res")
     assert expected.is_file(), f"{case} has no .res"
     args_file = case.with_suffix(".args")
@@ -134,11 +141,18 @@ def test_rule_case(case, tmp_path):
     work = tmp_path / case.name
     shutil.copy(case, work)
     cp = subprocess.run([*spatch.base_command(), "--sp-file", str(rule), "-D", "patch", *args, "--no-includes",
-                         "--very-quiet", "--in-place", str(work)], capture_output=True, text=True)
+                         "--very-quiet", "--in-place", case.name], cwd=tmp_path,
+                        capture_output=True, text=True)
     assert cp.returncode == 0, cp.stdout + cp.stderr
     assert "parse error" not in cp.stdout + cp.stderr
     assert work.read_text() == expected.read_text(), (
         f"{rule.name} on {case.name} differs from {expected.name}")
+    refused = [l for l in cp.stdout.splitlines() if l.startswith(spatch.REFUSE)]
+    out = case.with_suffix(".out")
+    want = out.read_text().splitlines() if out.is_file() else []
+    assert refused == want, (
+        f"{rule.name} on {case.name}: its refusals differ from "
+        f"{out.name if out.is_file() else 'none (no ' + out.name + ')'}:\n" + "\n".join(refused))
 
 
 def check_report_case(rule: Path, case: Path, tmp_path: Path) -> None:
@@ -310,3 +324,39 @@ def test_the_after_rules_give_up_extracting_what_is_not_one_definition():
     two = "#ifdef X\nstatic int f(void)\n{\n\treturn 1;\n}\n#else\nstatic int f(void)\n{\n\treturn 0;\n}\n#endif\n"
     first = two.index("}") + 1
     assert [n for _, _, n in after._functions(two, [(0, first)])] == ["f", "f"]
+
+
+def _planted_case(tmp_path: Path, name: str, out: str | None) -> Path:
+    """cocci/tests/slab_return/<name> with its .res and .args, copied to a
+    directory of its own, with <out> as its .out (None: no .out)."""
+    d = tmp_path / "cases"
+    d.mkdir()
+    src = COCCI / "tests" / "slab_return" / name
+    for suffix in (".c", ".res", ".args"):
+        shutil.copy(src.with_suffix(suffix), d / src.with_suffix(suffix).name)
+    if out is not None:
+        (d / name).with_suffix(".out").write_text(out)
+    run = tmp_path / "run"
+    run.mkdir()
+    return d / f"{name}.c"
+
+
+@pytest.mark.parametrize("name,out", [
+    ("new_refuse", None),                                        # a refusal no .out expects
+    ("new_refuse", ""),                                          # the same, with an empty .out
+    ("new_code", "SLABCONV-REFUSE: new_code.c:1: planted\n"),   # an expected refusal missing
+])
+def test_a_patch_case_whose_refusals_differ_from_its_out_fails(tmp_path, name, out):
+    case = _planted_case(tmp_path, name, out)
+    with pytest.raises(AssertionError, match="its refusals differ from"):
+        check_patch_case(COCCI / "rules" / "slab_return.cocci", case, tmp_path / "run")
+
+
+def test_the_refusing_cases_are_checked_against_their_out(tmp_path):
+    outs = sorted(p.stem for p in (COCCI / "tests" / "slab_return").glob("new_refuse*.out"))
+    assert outs == ["new_refuse", "new_refuse_call"]
+    for name in outs:
+        d = tmp_path / name
+        d.mkdir()
+        check_patch_case(COCCI / "rules" / "slab_return.cocci",
+                         COCCI / "tests" / "slab_return" / f"{name}.c", d)
