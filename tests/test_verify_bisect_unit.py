@@ -725,7 +725,7 @@ def test_a_verdict_made_with_other_guest_tests_is_made_again(series, tmp_path, m
     pristine, repo, base = series
     FakeKernel(monkeypatch)
     g = FakeGuests(monkeypatch)
-    monkeypatch.setattr(runtime, "tests_digest", lambda: "tests-v1")
+    monkeypatch.setattr(runtime, "tests_digest", lambda cmdline="": "tests-v1")
     patch(repo, "mm: Fine", {"mm/a.c": A_C.replace("1", "11")})
     out_root = tmp_path / "builds"
     r = run(repo, pristine, out_root, runtime_configs=("slub",), guest=guest)
@@ -733,10 +733,54 @@ def test_a_verdict_made_with_other_guest_tests_is_made_again(series, tmp_path, m
     assert r.configs[0].patches[0].boot["tests"] == "tests-v1"
     run(repo, pristine, out_root, runtime_configs=("slub",), guest=guest)
     assert len(g.booted) == 1                          # the same tests: from the state
-    monkeypatch.setattr(runtime, "tests_digest", lambda: "tests-v2")
+    monkeypatch.setattr(runtime, "tests_digest", lambda cmdline="": "tests-v2")
     r3 = run(repo, pristine, out_root, runtime_configs=("slub",), guest=guest)
     assert len(g.booted) == 2 and not r3.configs[0].patches[0].cached
     assert r3.configs[0].patches[0].boot["tests"] == "tests-v2"
+
+
+@pytest.mark.parametrize("scanner", ["console", "ktap"])
+def test_a_verdict_made_with_another_scanner_is_made_again(series, tmp_path, monkeypatch,
+                                                           scanner):
+    """boot/console.py and boot/ktap.py judge the guest's output: once
+    either changes (fixed or broken), the recorded verdicts are not theirs
+    and the kernels are booted again."""
+    import importlib
+    pristine, repo, base = series
+    FakeKernel(monkeypatch)
+    g = FakeGuests(monkeypatch)
+    patch(repo, "mm: Fine", {"mm/a.c": A_C.replace("1", "11")})
+    out_root = tmp_path / "builds"
+    run(repo, pristine, out_root, runtime_configs=("slub",), guest=guest)
+    run(repo, pristine, out_root, runtime_configs=("slub",), guest=guest)
+    assert len(g.booted) == 1                          # the same scanners: from the state
+    mod = importlib.import_module(f"boot.{scanner}")
+    copy = tmp_path / f"{scanner}.py"
+    copy.write_text(Path(mod.__file__).read_text() + "# changed\n")
+    monkeypatch.setattr(mod, "__file__", str(copy))
+    r = run(repo, pristine, out_root, runtime_configs=("slub",), guest=guest)
+    assert len(g.booted) == 2 and not r.configs[0].patches[0].cached
+
+
+def test_a_verdict_made_with_another_command_line_is_made_again(series, tmp_path, monkeypatch):
+    from boot.matrix import GuestSpec
+    pristine, repo, base = series
+    FakeKernel(monkeypatch)
+    g = FakeGuests(monkeypatch)
+    line = ["slabconv.inject=none"]
+
+    def guest_with_line(config, image, build_dir, src, name, modules):
+        return GuestSpec(name=name, arch="x86_64", image=Path(image), build_dir=Path(build_dir),
+                         src=Path(src), config=config, cmdline=line[0],
+                         options={"modules": modules})
+    patch(repo, "mm: Fine", {"mm/a.c": A_C.replace("1", "11")})
+    out_root = tmp_path / "builds"
+    run(repo, pristine, out_root, runtime_configs=("slub",), guest=guest_with_line)
+    run(repo, pristine, out_root, runtime_configs=("slub",), guest=guest_with_line)
+    assert len(g.booted) == 1                          # the same command line: from the state
+    line[0] = "slabconv.inject=all"
+    r = run(repo, pristine, out_root, runtime_configs=("slub",), guest=guest_with_line)
+    assert len(g.booted) == 2 and not r.configs[0].patches[0].cached
 
 
 def test_the_object_code_check_compares_with_the_previous_patch_after_a_resume(
