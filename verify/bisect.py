@@ -422,7 +422,7 @@ class _ConfigRun:
                                             f"{pr.index}/{len(self.commits)} {pr.subject}")
         pr.code = dict(pr.code, unexpected=[f.to_dict() for f in unexpected],
                        missing=[f.to_dict() for f in missing],
-                       ok=not unexpected)
+                       ok=not unexpected and not any(f.stale for f in missing))
 
     def _left(self, pr: PatchResult) -> str:
         """", about Xm left": the remaining patches at the times their builds
