@@ -13,6 +13,27 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "slow: builds or boots a kernel (minutes)")
 
 
+# outcomes that pass a run without a test having passed: the suite allows none
+NOT_RUN = ("skipped", "xfailed", "xpassed")
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """A skipped or xfail test fails the run (tests/test_suite_skips.py):
+    a check that did not run has proved nothing."""
+    tr = session.config.pluginmanager.get_plugin("terminalreporter")
+    if tr is not None and any(tr.stats.get(k) for k in NOT_RUN) and session.exitstatus == 0:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    not_run = [(k, r) for k in NOT_RUN for r in terminalreporter.stats.get(k, [])]
+    if not_run:
+        terminalreporter.section("tests that did not run (the run fails)", sep="=", red=True)
+        for k, r in not_run:
+            where = r.location[0] + (f":{r.location[1] + 1}" if r.location[1] is not None else "")
+            terminalreporter.line(f"{k.upper()} {r.nodeid} ({where})")
+
+
 @pytest.fixture(autouse=True)
 def _network_allowed_again():
     """A command run in-process forbids the network once it has fetched

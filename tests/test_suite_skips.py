@@ -2,13 +2,19 @@
 
 A check skipped when its tool is missing passes on a machine that cannot
 run it.  tests/test_fetch.py needs dpkg-deb (it builds fake .deb files):
-without it its tests must error, naming the package, not skip.  And no test
-module skips on its own (pytest.skip, skipif, importorskip)."""
+without it its tests must error, naming the package, not skip.  No test
+module skips or expects a failure on its own (pytest.skip, skipif,
+importorskip, xfail); a test that is skipped or xfails anyway fails the run
+(tests/conftest.py), and a parametrize over an empty list (a glob that
+matched nothing) is a collection error (pytest.ini)."""
 import os
 import re
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
+
+import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -26,11 +32,71 @@ def test_fetch_tests_fail_without_dpkg_deb(tmp_path):
     assert "'dpkg-deb' not found; install the Debian package 'dpkg'" in out, out
 
 
+SKIPS = re.compile(r"\bpytest\.(skip\b|mark\.skip|importorskip|xfail\b|mark\.xfail)")
+
+
+@pytest.mark.parametrize("line", ["pytest.skip('x')", "@pytest.mark.skipif(True, reason='x')",
+                                  "pytest.importorskip('x')", "pytest.xfail('x')",
+                                  "@pytest.mark.xfail(reason='x')", "@pytest.mark.skip"])
+def test_the_scan_sees_every_way_to_skip(line):
+    assert SKIPS.search(line)
+
+
 def test_no_test_module_skips():
     skips = []
     for f in sorted((REPO / "tests").glob("*.py")):
         for n, line in enumerate(f.read_text().splitlines(), 1):
-            if re.search(r"\bpytest\.(skip\b|mark\.skip|importorskip)", line) and \
+            if SKIPS.search(line) and \
                     f.name != Path(__file__).name:
                 skips.append(f"{f.name}:{n}: {line.strip()}")
     assert not skips, "\n".join(skips)
+
+
+def _run_pytest(tmp_path, code: str) -> str:
+    """A test file of `code` run by pytest with the suite's pytest.ini and
+    tests/conftest.py (as a plugin); its output, and it must fail."""
+    (tmp_path / "test_planted.py").write_text(textwrap.dedent(code))
+    cp = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rA", "-p", "no:cacheprovider",
+                         "-c", str(REPO / "pytest.ini"), "--rootdir", str(tmp_path),
+                         "-p", "tests.conftest", str(tmp_path / "test_planted.py")],
+                        cwd=REPO, env=dict(os.environ, PYTHONPATH=str(REPO)),
+                        capture_output=True, text=True)
+    out = cp.stdout + cp.stderr
+    assert cp.returncode != 0, out
+    return out
+
+
+def test_a_parametrize_over_an_empty_list_fails(tmp_path, request):
+    assert request.config.getini("empty_parameter_set_mark") == "fail_at_collect"
+    out = _run_pytest(tmp_path, """
+        from pathlib import Path
+        import pytest
+        @pytest.mark.parametrize("case", sorted(Path("/nonexistent").glob("*.c")))
+        def test_case(case):
+            pass
+    """)
+    assert "Empty parameter set" in out and "1 error" in out, out
+
+
+@pytest.mark.parametrize("how", ["pytest.skip('no tool')", "pytest.xfail('known')",
+                                 "pytest.importorskip('no_such_module_here')"])
+def test_a_test_that_skips_or_xfails_at_run_time_fails_the_run(tmp_path, how):
+    out = _run_pytest(tmp_path, f"""
+        import pytest
+        def test_passes():
+            pass
+        def test_does_not_run():
+            {how}
+    """)
+    assert "tests that did not run (the run fails)" in out, out
+    assert "test_planted.py::test_does_not_run" in out, out
+
+
+def test_a_declared_xfail_fails_the_run_even_when_it_passes(tmp_path):
+    out = _run_pytest(tmp_path, """
+        import pytest
+        @pytest.mark.xfail(reason="known")
+        def test_x():
+            pass
+    """)
+    assert "XPASSED test_planted.py::test_x" in out, out
