@@ -100,3 +100,33 @@ def test_a_declared_xfail_fails_the_run_even_when_it_passes(tmp_path):
             pass
     """)
     assert "XPASSED test_planted.py::test_x" in out, out
+
+
+# an upper bound on how long something took: fails falsely on a loaded
+# machine; time is `make bench`'s (a lower bound, "killed at its timeout,
+# not before", is behaviour and stays)
+TIME_LIMIT = re.compile(r"^\s*assert\b.*(?:monotonic\(\)|\bseconds\b|\belapsed\b|\bwall\b)[^<]*<(?!=)\s*[\d.]")
+
+
+def time_limits(files) -> list[str]:
+    return [f"{f.name}:{n}: {line.strip()}" for f in files
+            for n, line in enumerate(f.read_text().splitlines(), 1) if TIME_LIMIT.search(line)]
+
+
+def test_no_test_asserts_a_time_limit():
+    assert not time_limits(sorted((REPO / "tests").glob("*.py"))), \
+        "\n".join(time_limits(sorted((REPO / "tests").glob("*.py"))))
+
+
+@pytest.mark.parametrize("line,limit", [
+    ("    assert time.monotonic() - t0 < 0.5", True),
+    ("    assert 10 <= r.seconds < 25", True),
+    ("    assert net.forbidden() and seconds < 5", True),
+    ("    assert 5.5 <= m2.seconds < 12, m2.seconds", True),
+    ("    assert r.seconds >= 10           # the guest had its whole timeout", False),
+    ("    assert len(cp.stdout.splitlines()) < 25", False),
+])
+def test_the_time_limit_scan(tmp_path, line, limit):
+    f = tmp_path / "test_x.py"
+    f.write_text(line + "\n")
+    assert bool(time_limits([f])) is limit
