@@ -1,3 +1,4 @@
+import os
 import sys
 from pathlib import Path
 
@@ -8,9 +9,41 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 
+# Variables that swap a component of the suite for a stand-in (development:
+# a build or a tree of one's own instead of the one the suite makes).  A
+# run with one set proves less than the suite claims: its closing lines say
+# so, and under CI (CI=true) the run fails.  tests/test_suite_skips.py
+# checks that every SLABCONV_TEST_* variable a test reads is listed here.
+STAND_INS = {
+    "SLABCONV_TEST_IOMMU_TREE": "a patched tree and its build instead of the iommu build "
+                                "(no baseline build, no warning gate)",
+    "SLABCONV_TEST_BZIMAGE": "a kernel image instead of the shared slub build (test_boot_qemu)",
+    "SLABCONV_TEST_BUILD_DIR": "that kernel's O= directory (test_boot_qemu)",
+    "SLABCONV_TEST_SRC": "a 5.10 tree instead of the fetched one",
+    "SLABCONV_TEST_SERIES_REPO": "a repository with the series applied, cloned instead of "
+                                 "applying it (test_nullcheck)",
+}
+
+
+def stand_ins(env=None) -> dict:
+    """The stand-in variables set in env (default: this process's)."""
+    env = os.environ if env is None else env
+    return {k: env[k] for k in STAND_INS if env.get(k)}
+
+
+def _ci(env=None) -> bool:
+    env = os.environ if env is None else env
+    return env.get("CI", "").strip().lower() in ("true", "1", "yes")
+
+
 def pytest_configure(config):
     config.addinivalue_line("markers", "network: needs the Debian archive (apt)")
     config.addinivalue_line("markers", "slow: builds or boots a kernel (minutes)")
+    if _ci() and stand_ins():
+        raise pytest.UsageError(
+            "CI=true with stand-ins set: " + "; ".join(
+                f"{k}={v} ({STAND_INS[k]})" for k, v in stand_ins().items())
+            + ": CI runs the suite on the components it makes; unset them")
 
 
 # outcomes that pass a run without a test having passed: the suite allows none
@@ -26,6 +59,11 @@ def pytest_sessionfinish(session, exitstatus):
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    if stand_ins():
+        terminalreporter.section("stand-ins: this run did not test the suite's own components",
+                                 sep="=", yellow=True)
+        for k, v in stand_ins().items():
+            terminalreporter.line(f"{k}={v}: {STAND_INS[k]}")
     not_run = [(k, r) for k in NOT_RUN for r in terminalreporter.stats.get(k, [])]
     if not_run:
         terminalreporter.section("tests that did not run (the run fails)", sep="=", red=True)
@@ -120,7 +158,8 @@ def iommu_kernel():
     (the Intel and AMD IOMMU drivers, a virtio-blk disk driver), patched
     tree only.  Returns the VerifyResult; tests/test_boot_iommu.py boots it.
     SLABCONV_TEST_IOMMU_TREE=<a patched tree with its build in o/> uses
-    that build instead (development: no baseline build, no warning gate)."""
+    that build instead (development: no baseline build, no warning gate;
+    ok only if o/ has the kernel image; a stand-in, see STAND_INS)."""
     import os
     from types import SimpleNamespace
     from verify import kbuild
@@ -129,6 +168,6 @@ def iommu_kernel():
         image = kbuild.image_path(tree / "o", "x86_64")
         return SimpleNamespace(config="iommu", patched_src=tree, patched_out=tree / "o",
                                patched=SimpleNamespace(ok=image.is_file(), image=image),
-                               ok=True, new_warnings=[], sparse=None, summary=str(tree),
-                               )
+                               ok=image.is_file(), new_warnings=[], sparse=None,
+                               summary=f"stand-in (SLABCONV_TEST_IOMMU_TREE): {tree}")
     return _committed_series_built("iommu")

@@ -130,3 +130,63 @@ def test_the_time_limit_scan(tmp_path, line, limit):
     f = tmp_path / "test_x.py"
     f.write_text(line + "\n")
     assert bool(time_limits([f])) is limit
+
+
+# --- stand-ins (tests/conftest.py STAND_INS) ---------------------------------
+
+def test_every_test_variable_is_a_listed_stand_in():
+    from conftest import STAND_INS
+    read = set()
+    for f in sorted((REPO / "tests").glob("*.py")):
+        if f.name not in ("test_docs.py", Path(__file__).name):   # planted names there
+            read |= set(re.findall(r"\bSLABCONV_TEST_[A-Z0-9_]+", f.read_text()))
+    assert read and read <= set(STAND_INS), sorted(read - set(STAND_INS))
+
+
+def _run_with(tmp_path, **env) -> subprocess.CompletedProcess:
+    (tmp_path / "test_planted.py").write_text("def test_passes():\n    pass\n")
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("SLABCONV_TEST_")
+             and k != "CI"}
+    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                           "-c", str(REPO / "pytest.ini"), "--rootdir", str(tmp_path),
+                           "-p", "tests.conftest", str(tmp_path / "test_planted.py")],
+                          cwd=REPO, env=dict(clean, PYTHONPATH=str(REPO), **env),
+                          capture_output=True, text=True)
+
+
+@pytest.mark.parametrize("var", ["SLABCONV_TEST_IOMMU_TREE", "SLABCONV_TEST_BZIMAGE",
+                                 "SLABCONV_TEST_SRC", "SLABCONV_TEST_SERIES_REPO"])
+def test_a_stand_in_is_named_in_the_closing_lines_and_fails_ci(tmp_path, var):
+    cp = _run_with(tmp_path, **{var: "/planted/stand-in"})
+    out = cp.stdout + cp.stderr
+    assert cp.returncode == 0, out
+    tail = out.splitlines()[-6:]
+    assert any("stand-ins: this run did not test the suite's own components" in l for l in tail), out
+    assert any(l.startswith(f"{var}=/planted/stand-in: ") for l in tail), out
+    cp = _run_with(tmp_path, CI="true", **{var: "/planted/stand-in"})
+    out = cp.stdout + cp.stderr
+    assert cp.returncode != 0 and "CI=true with stand-ins set" in out and var in out, out
+    cp = _run_with(tmp_path, CI="true")
+    assert cp.returncode == 0 and "stand-in" not in cp.stdout + cp.stderr
+
+
+def _ci_run(tmp_path, **env) -> tuple[subprocess.CompletedProcess, bool]:
+    """.ci/run with a `make` that only records that it ran."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    ran = tmp_path / "make-ran"
+    ran.unlink(missing_ok=True)
+    (bin_dir / "make").write_text(f"#!/bin/sh\necho \"$@ CI=$CI\" > {ran}\n")
+    (bin_dir / "make").chmod(0o755)
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("SLABCONV_TEST_")}
+    cp = subprocess.run(["bash", str(REPO / ".ci" / "run")], capture_output=True, text=True,
+                        env=dict(clean, PATH=f"{bin_dir}:{os.environ['PATH']}", **env))
+    return cp, ran.is_file() and ran.read_text()
+
+
+def test_ci_refuses_to_run_with_a_stand_in(tmp_path):
+    cp, ran = _ci_run(tmp_path, SLABCONV_TEST_SRC="/planted/tree")
+    assert cp.returncode == 1 and not ran, cp.stderr
+    assert "SLABCONV_TEST_SRC=/planted/tree" in cp.stderr
+    cp, ran = _ci_run(tmp_path)
+    assert cp.returncode == 0 and ran == "test CI=true\n", (cp.stderr, ran)
