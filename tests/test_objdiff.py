@@ -409,7 +409,11 @@ message = "m"
   absent = "a"
   in = ["mm/slub.c"]
 """
-    p = root / f".test-objdiff-{tmp_path.name}.toml"     # rule paths are relative to cocci/
+    # rule paths are relative to the manifest's directory: a cocci/ of its
+    # own whose rules/ is the checkout's
+    (tmp_path / "cocci").mkdir()
+    (tmp_path / "cocci" / "rules").symlink_to(root / "rules")
+    p = tmp_path / "cocci" / "series.toml"
     try:
         p.write_text(base.replace("CODE", """  [[entry.code]]
   functions = ["slab_err", "print_*"]

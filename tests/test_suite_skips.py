@@ -190,3 +190,53 @@ def test_ci_refuses_to_run_with_a_stand_in(tmp_path):
     assert "SLABCONV_TEST_SRC=/planted/tree" in cp.stderr
     cp, ran = _ci_run(tmp_path)
     assert cp.returncode == 0 and ran == "test CI=true\n", (cp.stderr, ran)
+
+
+# --- the checkout (tests/conftest.py: the session's checkout guard) -----------
+
+def _checkout_copy(tmp_path) -> Path:
+    """A clone of the project with this checkout's pytest.ini and
+    tests/conftest.py: a planted write goes there, not into this checkout."""
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", "--shared", str(REPO), str(clone)], check=True)
+    for f in ("pytest.ini", "tests/conftest.py"):
+        (clone / f).write_bytes((REPO / f).read_bytes())
+    subprocess.run(["git", "-C", str(clone), "commit", "-q", "-a", "--allow-empty",
+                    "-m", "this checkout's conftest"], check=True,
+                   env=dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@t",
+                            GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@t"))
+    return clone
+
+
+def _run_in(clone: Path, tmp_path: Path, code: str) -> subprocess.CompletedProcess:
+    (tmp_path / "test_planted.py").write_text(textwrap.dedent(code))
+    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                           "-c", str(clone / "pytest.ini"), "--rootdir", str(tmp_path),
+                           "-p", "tests.conftest", str(tmp_path / "test_planted.py")],
+                          cwd=clone, env=dict(os.environ, PYTHONPATH=str(clone)),
+                          capture_output=True, text=True)
+
+
+@pytest.mark.parametrize("how", ["kept", "removed again"])
+def test_a_test_that_writes_into_the_checkout_fails_the_run(tmp_path, how):
+    clone = _checkout_copy(tmp_path)
+    cp = _run_in(clone, tmp_path, f"""
+        from pathlib import Path
+        def test_writes():
+            p = Path({str(clone / "cocci" / ".planted-write")!r})
+            p.write_text("x")
+            {"pass" if how == "kept" else "p.unlink()"}
+    """)
+    out = cp.stdout + cp.stderr
+    assert cp.returncode != 0 and "the run changed the checkout" in out, out
+    assert ("cocci/.planted-write" if how == "kept" else "cocci/ (a file made or removed in it)") \
+        in out, out
+
+
+def test_the_checkout_guard_passes_a_run_that_writes_to_its_temporary_directory(tmp_path):
+    clone = _checkout_copy(tmp_path)
+    cp = _run_in(clone, tmp_path, """
+        def test_writes(tmp_path):
+            (tmp_path / "x").write_text("x")
+    """)
+    assert cp.returncode == 0 and "changed the checkout" not in cp.stdout, cp.stdout + cp.stderr
