@@ -296,10 +296,11 @@ def scan_text(text: str, **kw) -> list[Finding]:
 
 
 def scan(path: Path, **kw) -> list[Finding]:
-    """Scan a console log file; a missing file scans as empty."""
+    """Scan a console log file.  A missing file is a finding of its own
+    (kind "no log"): nothing was scanned, which is not "no findings"."""
     p = Path(path)
     if not p.is_file():
-        return []
+        return [Finding("no log", 0, f"{p}: no console log: nothing was scanned")]
     return scan_text(p.read_text(errors="replace"), **kw)
 
 

@@ -23,14 +23,14 @@ from verify import (bisect, checkpatch, compiled, configtable, kconfig, layout, 
 from verify.field_users import coverage
 from verify.gates import Gates
 from .apply import (applicable_configs, Applied, applied_series, asked_configs, bisect_configs,
-    check_options, source)
+                    bisect_why, check_options, source)
 from .boots import BOOT_JOBS, patch_guest
 
 
 def verify_applied(ap: Applied, config=None, bisect_configs=None, *,
                    layout: bool = True, checkpatch: bool = True, tree_gates: bool = True,
                    coverage_configs=None, runtime_configs=None,
-                   nullcheck: bool | None = None) -> Gates:
+                   nullcheck: bool | None = None, bisect_why: str = "not asked for") -> Gates:
     """Every check of the applied series (verify/gates.py), the cheap ones
     first: checkpatch, the commit messages and the readability report on
     every patch; slab_null.cocci at every patch; struct slab's layout
@@ -39,7 +39,8 @@ def verify_applied(ap: Applied, config=None, bisect_configs=None, *,
     configuration of `config` (a name or a sequence, the first the primary
     one; default: the table's verify set); every patch on its own in each of
     `bisect_configs` (verify.bisect; default: the per-patch set; (): not
-    run), and in each of those that is in `runtime_configs` (default: the
+    run, for the reason `bisect_why`: the command line's when it asked for
+    none), and in each of those that is in `runtime_configs` (default: the
     runtime set) every patch's kernel booted with the in-guest tests
     (verify/runtime.py); the changed lines no build compiled
     (verify/compiled.py) after building the patched tree in each of
@@ -100,7 +101,7 @@ def verify_applied(ap: Applied, config=None, bisect_configs=None, *,
                                        code=code_expectations())
         print(g.bisect.summary)
     else:
-        g.not_run["per-patch"] = "--bisect-configs none"
+        g.not_run["per-patch"] = bisect_why
     coverage_builds = {}
     if coverage_configs is not None:
         g.compiled, g.coverage_failed = compiled_lines_check(ap, g.builds, coverage_configs,
@@ -153,7 +154,7 @@ def cmd_verify(args) -> int:
     if bisect_set:
         bisect_set = applicable_configs(ap.src, bisect_set, "bisect")
     g = verify_applied(ap, applicable_configs(ap.src, asked_configs(args, "verify")), bisect_set,
-                       **opts)
+                       bisect_why=bisect_why(args), **opts)
     return 0 if g.ok else 1
 
 

@@ -20,7 +20,7 @@ from base.log import info, SlabconvError, Stages
 from report import reproduce
 from verify import checkpatch, configtable, layout, residue
 from .apply import (applicable_configs, applied_series, apply_series, asked_configs, bisect_configs,
-    check_options, do_regen, source)
+                    bisect_why, check_options, do_regen, source)
 from .boots import boot_all, BOOT_JOBS
 from .checks import cmd_checkpatch, cmd_layout, cmd_residue, cmd_verify, verify_applied
 
@@ -102,7 +102,8 @@ def cmd_all(args) -> int:
     if bisect_set:
         bisect_set = applicable_configs(src, bisect_set, "bisect")
     stages.start(MAIN_STEPS[2])
-    g = verify_applied(ap, applicable_configs(src, configs), bisect_set, **opts)
+    g = verify_applied(ap, applicable_configs(src, configs), bisect_set,
+                       bisect_why=bisect_why(args), **opts)
     stages.start(MAIN_STEPS[3])
     boots = boot_all(g)
     ok = g.ok and all(b is not None and b.passed for b in boots.values())

@@ -154,8 +154,13 @@ def test_kernel_message_inside_a_mirrored_ktap_line():
     assert found[0].line.startswith("WARNING: CPU: 0")
 
 
-def test_missing_log_scans_empty(tmp_path):
-    assert console.scan(tmp_path / "nope.log") == []
+def test_a_missing_log_is_a_finding_not_a_clean_scan(tmp_path):
+    found = console.scan(tmp_path / "nope.log")
+    assert [f.kind for f in found] == ["no log"]
+    assert f"{tmp_path / 'nope.log'}: no console log" in found[0].line
+    assert "nothing was scanned" in console.summarize(found, log_name="nope.log")[0]
+    (tmp_path / "empty.log").write_text("")
+    assert console.scan(tmp_path / "empty.log") == []     # scanned, nothing in it
 
 
 SLAB_CORRUPTION = """[    2.1] Slab corruption (Not tainted): kmalloc-64 start=ffff888003a0c000, len=64

@@ -98,10 +98,8 @@ def test_pass_and_outputs(fake, tmp_path):
 
 
 def test_hang_is_a_failure_with_the_console_tail(fake, tmp_path):
-    t0 = time.monotonic()
     m = matrix.run([fake("hangs", "fake=hang", timeout=3), fake("fine", "fake=pass")],
                    tmp_path / "m", jobs=2)
-    assert time.monotonic() - t0 < 20
     r = m.by_name()
     assert not m.passed
     assert r["fine"].passed
@@ -109,7 +107,7 @@ def test_hang_is_a_failure_with_the_console_tail(fake, tmp_path):
     assert h.verdict == "HANG" and h.boot.timed_out
     assert h.failures[0].startswith("hang/timeout: guest still running after 3s")
     assert "fake: hanging in init" in h.failures[0]
-    assert 3 <= h.seconds < 15
+    assert h.seconds >= 3            # killed at its timeout, not before
     x = ET.fromstring((tmp_path / "m" / "junit.xml").read_text())
     case = x.find("./testsuite[@name='hangs']/testcase[@name='boot']")
     f = case.find("failure")
@@ -131,8 +129,11 @@ def test_parallel_slots(fake, tmp_path):
     specs = [fake(f"g{i}", "fake=sleep3 fake=pass") for i in range(4)]
     m2 = matrix.run(specs, tmp_path / "m2", jobs=2)
     assert m2.passed
-    # two at a time: 2 rounds of ~3 s, and two guests overlapped
-    assert 5.5 <= m2.seconds < 12, m2.seconds
+    # two at a time: at every guest's start at most one other was running,
+    # and two guests overlapped
+    def running_at(t, results):
+        return sum(r.start <= t < r.end for r in results)
+    assert max(running_at(r.start, m2.results) for r in m2.results) == 2
     a, b = m2.results[0], m2.results[1]
     assert a.start < b.end and b.start < a.end
     m1 = matrix.run(specs[:2], tmp_path / "m1", jobs=1)

@@ -53,6 +53,15 @@ def fake(tmp_path, monkeypatch):
     return run
 
 
+def gone(pid, within: float = 30.0) -> bool:
+    """The process has ended (its group was killed), once a loaded machine
+    has reaped it: polled, up to `within` seconds."""
+    deadline = time.monotonic() + within
+    while alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return not alive(pid)
+
+
 def alive(pid):
     try:
         os.kill(pid, 0)
@@ -81,18 +90,15 @@ def test_timeout_kills_the_process_group(fake):
     t = time.monotonic()
     r, child = fake("hang", timeout=1.5)
     assert r.timed_out and not r.end_seen
-    assert 1.5 <= time.monotonic() - t < 10
-    time.sleep(0.2)
-    assert not alive(child)
+    assert time.monotonic() - t >= 1.5      # killed at its timeout, not before
+    assert gone(child)
     assert r.console_log.read_text() == "fake console\n"
 
 
 def test_end_marker_then_grace_is_not_a_timeout(fake):
     r, child = fake("end", timeout=60, grace=0.5)
     assert r.end_seen and r.killed_after_end and not r.timed_out
-    assert r.seconds < 10
-    time.sleep(0.2)
-    assert not alive(child)
+    assert gone(child)
 
 
 def test_normal_exit(fake):

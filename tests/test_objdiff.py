@@ -427,7 +427,11 @@ message = "m"
   absent = "a"
   in = ["mm/slub.c"]
 """
-    p = root / f".test-objdiff-{tmp_path.name}.toml"     # rule paths are relative to cocci/
+    # rule paths are relative to the manifest's directory: a cocci/ of its
+    # own whose rules/ is the checkout's
+    (tmp_path / "cocci").mkdir()
+    (tmp_path / "cocci" / "rules").symlink_to(root / "rules")
+    p = tmp_path / "cocci" / "series.toml"
     try:
         p.write_text(base.replace("CODE", """  [[entry.code]]
   functions = ["slab_err", "print_*"]
@@ -584,3 +588,20 @@ def test_notes_name_calls_gained_and_helpers_inlined(tmp_path):
     notes = {c.function: c.notes for c in d.changed}
     assert notes["other"] == ["now calls use"]
     assert "(now calls use)" in d.text(excerpts=True)
+
+
+def test_a_declared_change_that_no_longer_happens_fails_the_patch():
+    diffs = [_diff("mm/slub.o", changed=[("kfree", 4)], present=["kmalloc"])]
+    u, m = objdiff.judge([manifest.CodeExpect(["kfree"], "x"),
+                          manifest.CodeExpect(["kmalloc"], "stale")], diffs, patch="p")
+    pc = objdiff.PatchCode("p", diffs, u, m)
+    assert not pc.ok, pc.text()
+    assert [f.function for f in pc.stale] == ["kmalloc"] and "STALE" in pc.text()
+    # named objects compared, none has the function: stale too
+    u, m = objdiff.judge([manifest.CodeExpect(["kfree"], "x"),
+                          manifest.CodeExpect(["gone"], "renamed", ["mm/slub.o"])], diffs)
+    assert not objdiff.PatchCode("p", diffs, u, m).ok
+    # no object named and no compared object has it: not judged in this configuration
+    u, m = objdiff.judge([manifest.CodeExpect(["kfree"], "x"),
+                          manifest.CodeExpect(["slab_only"], "SLAB")], diffs)
+    assert [x.reason for x in m] == ["absent"] and objdiff.PatchCode("p", diffs, u, m).ok

@@ -127,6 +127,13 @@ def test_rule_case(case, tmp_path):
     assert rule.is_file(), f"test dir {case.parent.name} has no rule file"
     if is_report_rule(rule):
         return check_report_case(rule, case, tmp_path)
+    return check_patch_case(rule, case, tmp_path)
+
+
+def check_patch_case(rule: Path, case: Path, tmp_path: Path) -> None:
+    """The rule run as the driver runs it on a copy named <case>.c: the
+    result must be <case>.res, and the refusals it prints exactly the
+    lines of <case>.out (none without one)."""
     expected = case.with_suffix(".res")
     assert expected.is_file(), f"{case} has no .res"
     args_file = case.with_suffix(".args")
@@ -347,3 +354,39 @@ def test_a_patch_rules_refusals_are_checked_against_the_cases_out(tmp_path):
     check_refusals(rule, case, "noise\n" + line + "\n")
     with pytest.raises(AssertionError, match=r"\(nothing\)"):
         check_refusals(rule, case, "noise\n")
+
+
+def _planted_case(tmp_path: Path, name: str, out: str | None) -> Path:
+    """cocci/tests/slab_return/<name> with its .res and .args, copied to a
+    directory of its own, with <out> as its .out (None: no .out)."""
+    d = tmp_path / "cases"
+    d.mkdir()
+    src = COCCI / "tests" / "slab_return" / name
+    for suffix in (".c", ".res", ".args"):
+        shutil.copy(src.with_suffix(suffix), d / src.with_suffix(suffix).name)
+    if out is not None:
+        (d / name).with_suffix(".out").write_text(out)
+    run = tmp_path / "run"
+    run.mkdir()
+    return d / f"{name}.c"
+
+
+@pytest.mark.parametrize("name,out", [
+    ("new_refuse", None),                                        # a refusal no .out expects
+    ("new_refuse", ""),                                          # the same, with an empty .out
+    ("new_code", "SLABCONV-REFUSE: new_code.c:1: planted\n"),   # an expected refusal missing
+])
+def test_a_patch_case_whose_refusals_differ_from_its_out_fails(tmp_path, name, out):
+    case = _planted_case(tmp_path, name, out)
+    with pytest.raises(AssertionError, match=r": refused\n"):
+        check_patch_case(COCCI / "rules" / "slab_return.cocci", case, tmp_path / "run")
+
+
+def test_the_refusing_cases_are_checked_against_their_out(tmp_path):
+    outs = sorted(p.stem for p in (COCCI / "tests" / "slab_return").glob("new_refuse*.out"))
+    assert outs == ["new_refuse", "new_refuse_call"]
+    for name in outs:
+        d = tmp_path / name
+        d.mkdir()
+        check_patch_case(COCCI / "rules" / "slab_return.cocci",
+                         COCCI / "tests" / "slab_return" / f"{name}.c", d)

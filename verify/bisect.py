@@ -171,6 +171,7 @@ class _ConfigRun:
         prev_delta = {}
         kernels = runtime.Kernels(self.bdir, self.config, self.arch, self.jobs) \
             if self.guest is not None else None
+        boot_key = runtime.verdict_key(self.guest, self.config) if kernels is not None else ""
         to_boot = []                            # (index, sha): kernels kept, not booted yet
         for i, (sha, subject) in enumerate(self.commits, 1):
             target = self.deltas[sha]
@@ -179,9 +180,11 @@ class _ConfigRun:
             prev_delta = target
             pr = PatchResult(index=i, commit=sha, subject=subject, files=files)
             cached = st["results"].get(sha)
-            if (kernels is not None and cached and not runtime.current(cached.get("boot"))
+            if (kernels is not None and cached
+                    and not runtime.current(cached.get("boot"), boot_key)
                     and not kernels.have(sha)):
-                cached = None                  # never booted, or with other guest tests: again
+                cached = None                  # never booted, or with other tests, scanners or
+                                               # command line: again
             if self.code is not None and cached and "code" not in cached["result"]:
                 cached = None                  # built before without the object-code check
             if resuming and cached and cached.get("ok"):
@@ -195,7 +198,7 @@ class _ConfigRun:
                 prev_diag = [W.CompilerWarning.from_dict(w) for w in cached["diag"]]
                 known_log = [W.CompilerWarning.from_dict(w) for w in cached["log_warnings"]]
                 if kernels is not None:
-                    pr.boot = cached.get("boot") if runtime.current(cached.get("boot")) else None
+                    pr.boot = cached.get("boot") if runtime.current(cached.get("boot"), boot_key) else None
                     if pr.boot is None:
                         to_boot.append((i, sha))
                 self.res.patches.append(pr)
@@ -229,7 +232,7 @@ class _ConfigRun:
                 if pr.action == "none" and self.res.patches:
                     # the previous patch's kernel: not booted again
                     pr.boot = runtime.PatchBoot("same", same_as=self.res.patches[-1].index,
-                                                tests=runtime.tests_digest()).to_dict()
+                                                tests=boot_key).to_dict()
                 else:
                     t2 = time.monotonic()
                     failed = kernels.keep(self.snap, self.o, sha,
@@ -419,7 +422,7 @@ class _ConfigRun:
                                             f"{pr.index}/{len(self.commits)} {pr.subject}")
         pr.code = dict(pr.code, unexpected=[f.to_dict() for f in unexpected],
                        missing=[f.to_dict() for f in missing],
-                       ok=not unexpected)
+                       ok=not unexpected and not any(f.stale for f in missing))
 
     def _left(self, pr: PatchResult) -> str:
         """", about Xm left": the remaining patches at the times their builds
