@@ -108,6 +108,7 @@ class VarResult:
     analysis_seconds: float = 0.0
     build_seconds: float = 0.0
     problem: str = ""
+    built: bool = True         # False: the analysis and the flips only
 
     @property
     def ok(self) -> bool:
@@ -119,7 +120,8 @@ class VarResult:
 
     @property
     def builds(self) -> list:
-        return [b for p in self.patches for b in p.builds if b["status"] in ("ok", "fail")]
+        return [b for p in self.patches for b in p.builds
+                if b["flip"] and b["status"] in ("ok", "fail", "cached")]
 
     @property
     def problems(self) -> list:
@@ -127,14 +129,16 @@ class VarResult:
         for p in self.patches:
             for b in p.failed:
                 f = b.get("finding") or {}
+                err = next((ln.strip() for ln in b["excerpt"].splitlines() if "error:" in ln),
+                           b["problem"])
                 out.append(f"patch {p.index}/{self.n} \"{p.subject}\" does not build with "
                            f"{b['label']} ({', '.join(b['objects'])}), the symbol found at "
-                           f"{f.get('file')}:{f.get('line')}: {f.get('text', '')}: "
-                           + (b["excerpt"].splitlines()[0] if b["excerpt"] else b["problem"]))
+                           f"{f.get('file')}:{f.get('line')}: {f.get('text', '')}: {err}")
         return out
 
     def to_dict(self) -> dict:
-        return {"ok": self.ok, "problem": self.problem, "symbols": self.symbols,
+        return {"ok": self.ok, "problem": self.problem, "built": self.built,
+                "symbols": self.symbols,
                 "builds": len(self.builds), "seconds": round(self.seconds, 1),
                 "analysis_seconds": round(self.analysis_seconds, 1),
                 "build_seconds": round(self.build_seconds, 1),
@@ -153,6 +157,8 @@ class VarResult:
              f"{duration(self.analysis_seconds, 1)})"]
         if self.problem:
             L.append(f"  {self.problem}")
+        if not self.built:
+            L.append("  nothing built: the analysis and the flips only (--analyse-only)")
         for p in self.patches:
             if not p.findings and not p.unanalysed:
                 continue
@@ -219,6 +225,7 @@ class _Runner:
         self.out_root, self.src, self.ident, self.jobs = out_root, src, ident, jobs
         self.configs, self.progress, self.on_side, self.only = configs, progress, on_side, only
         self.res = VarResult(n=len(commits))
+        self.build, self.wanted = True, None
         self._blobs: dict = {}
 
     # ---- reading a commit's files
@@ -319,7 +326,8 @@ class _Runner:
         by_cfg = {b.config: b for b in bases}
         chosen: dict = {}
         for b in bases:
-            syms = sorted({s for (i, c), d in need.items() if c == b.config for s in d})
+            syms = sorted({s for (i, c), d in need.items() if c == b.config for s in d
+                           if self.wanted is None or s in self.wanted})
             if not syms:
                 continue
             scratch = self.out_root / f"var-kconfig-{b.config}-{b.key}"
@@ -390,12 +398,11 @@ class _Runner:
                 objs, finding = todo[i]
                 pv = self.res.patches[i - 1]
                 cached = st["results"].get(sha)
-                if cached and cached.get("objects") == objs:
+                if cached and cached.get("objects") == objs and cached["status"] != "fail":
+                    # passed (or not built) at this commit before: a commit id covers its history
                     pv.builds.append(dict(cached, status="cached" if cached["status"] == "ok"
                                           else cached["status"], label=fl.label,
                                           finding=finding.to_dict()))
-                    if cached["status"] == "fail":
-                        pv.builds[-1]["status"] = "fail"
                     continue
                 target = self.deltas[sha]
                 rewrite = sorted(p for p in set(st["delta"]) | set(target)
@@ -461,7 +468,9 @@ class _Runner:
                 fl = chosen.get((c, s))
                 if fl is None or not fl.held:
                     pv.not_flipped.append({"symbol": s, "config": c,
-                                           "why": fl.why if fl else "not planned"})
+                                           "why": fl.why if fl else
+                                           "not asked for (only " + ", ".join(
+                                               sorted(self.wanted or ())) + ")"})
                     continue
                 if fl.covered_by:
                     on = (self.on_side or {}).get(fl.covered_by, {}).get(i)
@@ -478,7 +487,8 @@ class _Runner:
         # the unflipped side: the per-patch check's own build, else built here
         if self.on_side is None:
             for (i, c), syms in sorted(need.items()):
-                if not any(chosen.get((c, s)) is not None and chosen[c, s].held for s in syms):
+                if not any(chosen.get((c, s)) is not None and chosen[c, s].held
+                           and not chosen[c, s].covered_by for s in syms):
                     continue
                 base = by_cfg[c]
                 key = ("on", c)
@@ -490,6 +500,9 @@ class _Runner:
                 first = next(iter(syms.values()))[0][0]
                 work[key][2][i] = (objs, first)
         tb = time.monotonic()
+        if not self.build:
+            work = {}
+            self.res.built = False
         order = sorted(work.values(), key=lambda w: (w[1].symbols != {}, w[1].label))
         for base, fl, todo in order:
             if self.progress:
@@ -512,13 +525,19 @@ class _Runner:
 
 def check(repo, commits: list, deltas: dict, base_sha: str, out_root, configs: list,
           src, ident: str, *, jobs: int = 2, progress: bool = True,
-          on_side: Optional[dict] = None, only=None) -> VarResult:
+          on_side: Optional[dict] = None, only=None, build: bool = True,
+          symbols=None) -> VarResult:
     """The variability builds of the series `commits` (of Repo `repo`, on
     base_sha; `deltas` as check_series has them) in the base
     configurations `configs`.  on_side: config -> {patch index: the
     per-patch check's PatchResult} (the unflipped builds); None: built
-    here.  only: the patch numbers to analyse (default: all)."""
+    here.  only: the patch numbers to analyse (default: all).  build:
+    False: the analysis and the flips only, no object built.  symbols: flip
+    and build only these (without CONFIG_); the others found are reported
+    as not flipped, "not asked for"."""
     r = _Runner(repo if isinstance(repo, Repo) else Repo(repo), commits, deltas, base_sha,
                 Path(out_root).resolve(), list(configs), Path(src).resolve(), ident, jobs,
                 progress, on_side, set(only) if only else None)
+    r.build = build
+    r.wanted = set(symbols) if symbols else None
     return r.run()
