@@ -15,8 +15,9 @@ from regen import series, spatch, template, worktree
 from regen.source import series_dir
 from regen.worktree import BASE_TAG
 from report import results
-from verify import configtable
+from verify import configtable, tree as vtree, variability_builds
 from verify.bisect import ConfigResult
+from verify.bisect_tree import Repo
 from .apply import apply_series, source
 from .boots import boot_matrix
 from .checks import verify_applied
@@ -148,9 +149,6 @@ def variability_figures(ap, config: str) -> dict:
     same series again: every result kept by commit).  The unflipped side is
     the per-patch check's own build, so only the flipped directories count;
     the load average is kept with the figures (a shared machine)."""
-    import os
-    from verify import tree as vtree, variability_builds
-    from verify.bisect_tree import Repo
     repo = Repo(ap.tree)
     base = repo.rev(BASE_TAG)
     commits = repo.series(base, "HEAD")

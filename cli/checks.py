@@ -20,7 +20,8 @@ from regen.source import series_dir
 from regen.worktree import BASE_TAG
 from report import results as recorded
 from verify import (bisect, checkpatch, compiled, configtable, kconfig, layout, messages,
-    nullcheck, objdiff, readability, residue)
+    nullcheck, objdiff, readability, residue, variability_builds)
+from verify.bisect_tree import Repo
 from verify.field_users import coverage
 from verify.gates import Gates
 from .apply import (applicable_configs, Applied, applied_series, asked_configs, bisect_configs,
@@ -166,8 +167,6 @@ def cmd_variability(args) -> int:
     """The variability analysis and its builds alone (verify/variability_builds.py),
     on the applied series, without the per-patch check's own builds (the
     unflipped side is built here too)."""
-    from verify import variability_builds
-    from verify.bisect_tree import Repo
     configs = list(comma_list(args.configs)) if args.configs else list(configtable.names("per-patch"))
     ap = applied_series(args, configs)
     configs = applicable_configs(ap.src, configs, "variability")

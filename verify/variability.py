@@ -53,6 +53,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Optional
 
+from .bisect_plan import parse_cmd_deps
+from .compiled import code_lines
+
 MAX_DEPTH = 6                  # macro bodies followed this many levels deep
 
 _IDENT = re.compile(r"[A-Za-z_]\w*")
@@ -592,7 +595,6 @@ class Kconfig:
 
 def headers_of(cmd_text: str) -> list:
     """The source files (relative to the tree) an object's .cmd lists."""
-    from .bisect_plan import parse_cmd_deps
     _, deps = parse_cmd_deps(cmd_text)
     return [d for d in deps if not d.startswith(("/", "include/config/", "include/generated/"))
             and (d.endswith(".h") or d.endswith(".c"))]
@@ -604,7 +606,6 @@ def analyse_patch(changed: dict, read: Callable, includes: Callable,
     lines, numbered in the patched file), `read(path)` the patched tree's
     text of a file (None: none), `includes(file)` the files an object
     holding `file` read.  Lines without code are left out."""
-    from .compiled import code_lines
     out = []
     for f, lines in sorted(changed.items()):
         if not f.endswith((".c", ".h")):
