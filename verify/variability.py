@@ -178,6 +178,7 @@ def scan_text(text: str) -> FileScan:
     """The #if nesting of every line and the definitions of a C file."""
     blank = _blank(text)
     nlines = blank.count("\n") + 2
+    text = text.split("\n")                  # the lines as written, for the report
     conds_at = [()] * nlines
     stack: list = []           # frames: {"conds": [Cond...], "depth0", "depth_end", "guard"}
     defs: list = []
@@ -243,8 +244,7 @@ def scan_text(text: str) -> FileScan:
                     pnames = set(_IDENT.findall(params or "")) | {"__VA_ARGS__"}
                     body_ids = tuple(dict.fromkeys(i for i in _IDENT.findall(body)
                                                    if i not in pnames))
-                    first = text.split("\n")[no - 1] if no - 1 < text.count("\n") + 1 else ""
-                    defs.append(Def("macro", name, "", no, cur, body_ids, first.strip()))
+                    defs.append(Def("macro", name, "", no, cur, body_ids, _first_line(text, no)))
             guard_candidate = None
             continue
         guard_candidate = None
@@ -271,12 +271,11 @@ def scan_text(text: str) -> FileScan:
     return FileScan(defs, conds_at)
 
 
-def _first_line(text: str, no: int) -> str:
-    lines = text.split("\n")
+def _first_line(lines: list, no: int) -> str:
     return lines[no - 1].strip() if 0 < no <= len(lines) else ""
 
 
-def _top_level_open(pending: str, no: int, conds: tuple, defs: list, text: str) -> None:
+def _top_level_open(pending: str, no: int, conds: tuple, defs: list, text: list) -> None:
     """A `{` at file scope: a function's body, or a struct/union/enum's."""
     p = " ".join(pending.split())
     if not p or "=" in p:
@@ -290,7 +289,7 @@ def _top_level_open(pending: str, no: int, conds: tuple, defs: list, text: str) 
         defs.append(Def("function", name, "", no, conds, (), _first_line(text, no)))
 
 
-def _top_level_statement(pending: str, no: int, conds: tuple, defs: list, text: str) -> None:
+def _top_level_statement(pending: str, no: int, conds: tuple, defs: list, text: list) -> None:
     """A `;` at file scope: a typedef, a prototype, or a declaration."""
     p = " ".join(pending.split())
     if not p:
@@ -341,25 +340,43 @@ def scan_file(text: str) -> FileScan:
 # the definitions of the files an object read
 
 class Index:
-    """name -> [Def] over a set of files (each Def with its file)."""
+    """name -> [Def] over a set of files (each Def with its file).  Each
+    file's table is kept per (path, content) for the run, so the index of
+    the next patch, which reads the same headers but one or two, costs
+    nothing to make."""
 
-    def __init__(self):
-        self.by_name: dict = {}
+    def __init__(self, tables=()):
+        self.tables = list(tables)          # {name: [Def]} per file
 
     @classmethod
     def of(cls, files: dict) -> "Index":
         """files: path -> text (or None: not read)."""
-        idx = cls()
-        for path, text in files.items():
-            if text is None:
-                continue
-            for d in scan_file(text).defs:
-                idx.by_name.setdefault(d.name, []).append(
-                    Def(d.kind, d.name, path, d.line, d.conds, d.body, d.text))
-        return idx
+        return cls(_table(path, text) for path, text in files.items() if text is not None)
+
+    def plus(self, path: str, text: str) -> "Index":
+        return Index(self.tables + [_table(path, text)])
 
     def get(self, name: str) -> list:
-        return self.by_name.get(name, [])
+        out = []
+        for t in self.tables:
+            d = t.get(name)
+            if d:
+                out.extend(d)
+        return out
+
+
+def _table(path: str, text: str) -> dict:
+    return _table_cached(path, hashlib.sha1(text.encode(errors="surrogateescape")).hexdigest(),
+                         text)
+
+
+@functools.lru_cache(maxsize=8192)
+def _table_cached(path: str, digest: str, text: str) -> dict:
+    t: dict = {}
+    for d in scan_file(text).defs:
+        t.setdefault(d.name, []).append(Def(d.kind, d.name, path, d.line, d.conds, d.body,
+                                            d.text))
+    return t
 
 
 # --------------------------------------------------------------------------
@@ -403,11 +420,7 @@ def analyse(path: str, text: str, lines: dict, index: Index,
     (the file itself is added).  One Finding per (line, symbol), the
     shortest reason first found."""
     own = scan_file(text)
-    idx = Index()
-    idx.by_name = {k: list(v) for k, v in index.by_name.items()}
-    for d in own.defs:
-        idx.by_name.setdefault(d.name, []).append(
-            Def(d.kind, d.name, path, d.line, d.conds, d.body, d.text))
+    idx = index.plus(path, text)
     out: list = []
     for no in sorted(lines):
         src_line = lines[no]
@@ -613,13 +626,23 @@ def analyse_patch(changed: dict, read: Callable, includes: Callable,
         text = read(f)
         if text is None:
             continue
-        code = code_lines(text)
+        code = _code_lines(text)
         keep = {n: t for n, t in lines.items() if n in code}
         if not keep:
             continue
         idx = Index.of({h: read(h) for h in includes(f) if h != f})
         out.extend(analyse(f, text, keep, idx))
     return out
+
+
+def _code_lines(text: str) -> set:
+    return _code_lines_cached(hashlib.sha1(text.encode(errors="surrogateescape")).hexdigest(),
+                              text)
+
+
+@functools.lru_cache(maxsize=256)
+def _code_lines_cached(digest: str, text: str) -> set:
+    return code_lines(text)
 
 
 def symbols_of(findings: Iterable) -> list:

@@ -227,28 +227,59 @@ class _Runner:
         self.res = VarResult(n=len(commits))
         self.build, self.wanted = True, None
         self._blobs: dict = {}
+        self._files: dict = {}         # the baseline's files read, by path
 
     # ---- reading a commit's files
     def read(self, sha: str, path: str, base: _Base) -> Optional[str]:
         ent = self.deltas[sha].get(path)
         if ent is None:
             p = base.snap / path
-            try:
-                return p.read_text(errors="replace")
-            except OSError:
-                return None
+            if p not in self._files:
+                try:
+                    self._files[p] = p.read_text(errors="replace")
+                except OSError:
+                    self._files[p] = None
+            return self._files[p]
         if ent[1] is None:
             return None
         if ent[1] not in self._blobs:
-            self._blobs[ent[1]] = self.repo.blob(ent[1]).decode(errors="replace")
+            self._blobs[ent[1]] = self._cat(ent[1]).decode(errors="replace")
         return self._blobs[ent[1]]
 
+    def _cat(self, blob: str) -> bytes:
+        """A blob through one `git cat-file --batch` for the run (a git
+        process per file costs more than the analysis itself on a busy machine)."""
+        if getattr(self, "_batch", None) is None:
+            self._batch = subprocess.Popen(["git", "-C", str(self.repo.path), "cat-file",
+                                            "--batch"], stdin=subprocess.PIPE,
+                                           stdout=subprocess.PIPE)
+        p = self._batch
+        p.stdin.write(blob.encode() + b"\n")
+        p.stdin.flush()
+        head = p.stdout.readline().split()
+        if len(head) != 3 or head[1] != b"blob":
+            return self.repo.blob(blob)
+        data = p.stdout.read(int(head[2]))
+        p.stdout.read(1)
+        return data
+
+    def close(self) -> None:
+        if getattr(self, "_batch", None) is not None:
+            self._batch.stdin.close()
+            self._batch.wait()
+            self._batch = None
+
     def changed(self, i: int) -> dict:
-        sha = self.commits[i][0]
-        parent = self.commits[i - 1][0] if i else self.base_sha
-        text = self.repo.git("diff", "-U0", "--no-renames", "--no-color", parent, sha,
-                             "--", "*.c", "*.h")
-        return compiled.parse_diff(text)
+        if getattr(self, "_diffs", None) is None:
+            # every patch's diff from one `git log -p` (commit order kept)
+            text = self.repo.git("log", "-p", "-U0", "--no-renames", "--no-color", "--reverse",
+                                 "--format=%x00%H", f"{self.base_sha}..{self.commits[-1][0]}",
+                                 "--", "*.c", "*.h")
+            self._diffs = {}
+            for chunk in text.split("\0")[1:]:
+                sha, _, body = chunk.partition("\n")
+                self._diffs[sha.strip()] = compiled.parse_diff(body)
+        return self._diffs.get(self.commits[i][0], {})
 
     # ---- 1. the analysis
     def analyse(self, bases: list) -> dict:
@@ -546,4 +577,7 @@ def check(repo, commits: list, deltas: dict, base_sha: str, out_root, configs: l
                 progress, on_side, set(only) if only else None)
     r.build = build
     r.wanted = set(symbols) if symbols else None
-    return r.run()
+    try:
+        return r.run()
+    finally:
+        r.close()
