@@ -14,7 +14,7 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from verify import variability as VA  # noqa: E402
+from verify import kbuild, variability as VA  # noqa: E402
 from verify import variability_builds as VB  # noqa: E402
 
 
@@ -303,3 +303,126 @@ def test_a_refused_flip_through_scripts_config_and_olddefconfig(tmp_path):
     fl2 = r.flip(base, "SMP", "y", scratch, memo)
     assert fl2.held and fl2.values["CONFIG_SMP"] == "y"
     assert len(memo) == 2
+
+
+# --- the per-patch check with the variability builds, a fake make ----------
+
+HDR = """\
+#ifdef CONFIG_FAST
+#define fast_ptr(c)   ((c)->p)
+#else
+#define fast_ptr(c)   NULL
+#endif
+"""
+
+
+CONF = "CONFIG_SLUB=y\nCONFIG_FAST=y\nCONFIG_LOCKED=y\n"     # the fake baseline's .config
+
+
+class FlipKernel:
+    """tests/test_verify_bisect_unit.py's fake kernel, whose compile of a
+    .c that holds `wrap(fast_ptr(` fails when the O= directory's .config
+    has CONFIG_FAST off (the NULL of the #else), as gcc's _Generic does;
+    the flips are made on the .config text (no scripts/config in this tree)."""
+
+    def __init__(self, monkeypatch):
+        from tests.test_verify_bisect_unit import FakeKernel
+        self.fake = FakeKernel(monkeypatch)
+        self.flips = []
+        inner = self.fake.build
+
+        self.calls = []
+
+        def build(src, out, *, targets=(), log=None, **kw):
+            self.calls.append((kw.get("label") or "", list(targets)))
+            conf = (Path(out) / ".config").read_text()
+            bad = [t for t in targets if t.endswith(".o") and "CONFIG_FAST=y" not in conf
+                   and "wrap(fast_ptr(" in (Path(src) / (t[:-2] + ".c")).read_text()]
+            if bad:
+                text = (f"../{bad[0][:-2]}.c:3:9: error: '_Generic' selector of type 'void *' "
+                        "is not compatible with any association\n")
+                Path(log).write_text(text)
+                (Path(out) / bad[0]).unlink(missing_ok=True)
+                return self.fake.result(Path(out), False, bad, 2, Path(log),
+                                        kbuild.error_excerpt(text))
+            return inner(src, out, targets=targets, log=log, **kw)
+        monkeypatch.setattr(kbuild, "build", build)
+
+        def flip(runner, base, sym, want, scratch, memo):
+            self.flips.append((base.config, sym, want))
+            vals = dict(base.values, **{f"CONFIG_{sym}": want})
+            if sym == "LOCKED":                      # Kconfig keeps it: reported, not built
+                return VB.Flip(base.config, {sym: want}, base.values, False,
+                               "CONFIG_LOCKED (mm/Kconfig:1) depends on NEVER (NEVER=n)")
+            return VB.Flip(base.config, {sym: want}, vals, True, "")
+        monkeypatch.setattr(VB._Runner, "flip", flip)
+
+        def install(runner, base, fl, o):
+            (o / ".config").write_text("".join(f"{k}={v}\n" for k, v in fl.values.items()
+                                               if v != "n"))
+        monkeypatch.setattr(VB._Runner, "_install", install)
+        monkeypatch.setattr(VB._Base, "__init__", self._base_init(VB._Base.__init__))
+        import verify
+        baseline = self.fake.baseline
+
+        def with_config(src, base_dir, *a):
+            res = baseline(src, base_dir, *a)
+            (base_dir / "tree" / "o" / ".config").write_text(CONF)
+            return res
+        monkeypatch.setattr(verify, "_baseline", with_config)
+
+    @staticmethod
+    def _base_init(orig):
+        def init(self, config, out_root, src, ident, jobs):
+            orig(self, config, out_root, src, ident, jobs)
+            assert self.values == {"CONFIG_SLUB": "y", "CONFIG_FAST": "y", "CONFIG_LOCKED": "y"}
+            # the fake build records no dependency list: every object read include/h.h
+            for obj in list(self.compiles) or ["mm/a.o", "mm/b.o"]:
+                self.compiles[obj] = (f"cmd_{obj} := gcc -c ../{obj[:-2]}.c\n\n"
+                                      f"deps_{obj} := \\\n  ../include/h.h \\\n\n")
+        return init
+
+
+def test_the_per_patch_check_names_a_line_that_breaks_with_a_symbol_flipped(tmp_path,
+                                                                              monkeypatch):
+    from tests.test_verify_bisect_unit import make_series, patch, run
+    from verify import bisect
+    pristine, repo, base = make_series(tmp_path, **{"include/h.h": HDR})
+    k = FlipKernel(monkeypatch)
+    ok_line = "int a(void)\n{\n\treturn 1;\n}\n#ifdef CONFIG_LOCKED\nint l;\n#endif\n"
+    patch(repo, "mm: Add a locked int", {"mm/a.c": ok_line})
+    bad = "int b(void *c)\n{\n\treturn wrap(fast_ptr(c)) != 0;\n}\n"
+    patch(repo, "mm: Wrap fast_ptr()", {"mm/b.c": bad})
+    patch(repo, "mm: Unwrap it again", {"mm/b.c": "int b(void *c)\n{\n\treturn c != 0;\n}\n"})
+    r = run(repo, pristine, tmp_path / "out", variability=True)
+    # the table's configuration builds every patch: only the analysis sees it
+    assert r.configs[0].ok and len(r.configs[0].patches) == 3
+    v = r.variability
+    assert not r.ok and not v.ok
+    p1, p2, p3 = v.patches
+    # the #ifdef tests it, the line and the #endif are inside it
+    assert [(f.symbol, f.line) for f in p1.findings] == [("LOCKED", 5), ("LOCKED", 6),
+                                                         ("LOCKED", 7)]
+    assert p1.not_flipped == [{"symbol": "LOCKED", "config": "slub",
+                               "why": "CONFIG_LOCKED (mm/Kconfig:1) depends on NEVER (NEVER=n)"}]
+    assert [(f.symbol, f.line) for f in p2.findings] == [("FAST", 3)]
+    assert "include/h.h:2" in p2.findings[0].why and "include/h.h:4" in p2.findings[0].why
+    assert p3.findings == []                                 # the line no longer uses it
+    flipped = [b for b in p2.builds if b["flip"]]
+    assert [(b["flip"], b["objects"], b["status"]) for b in flipped] == \
+        [({"FAST": "n"}, ["mm/b.o"], "fail")]
+    assert "'_Generic' selector of type 'void *'" in flipped[0]["excerpt"]
+    on = [b for b in p2.builds if not b["flip"]]
+    assert [b["status"] for b in on] == ["ok"]              # the per-patch build is the "on" side
+    assert k.flips == [("slub", "FAST", "n"), ("slub", "LOCKED", "n")]
+    assert any("patch 2/3 \"mm: Wrap fast_ptr()\" does not build with slub + FAST=n (mm/b.o), "
+               "the symbol found at mm/b.c:3" in x for x in r.problems), r.problems
+    assert "FAIL slub + FAST=n: mm/b.o" in r.summary and "not flipped LOCKED" in r.summary
+    d = r.to_dict()["variability"]
+    assert d["symbols"] == ["FAST", "LOCKED"] and d["builds"] == 1
+    # a rerun builds nothing that passed, and the failure again
+    n_builds = len(k.calls)
+    r2 = run(repo, pristine, tmp_path / "out", variability=True)
+    assert not r2.variability.ok
+    again = [b for b in k.calls[n_builds:] if b[0].startswith("variability")]
+    assert [b[1] for b in again] == [["mm/b.o"]]
