@@ -361,44 +361,50 @@ class _Runner:
                            if self.wanted is None or s in self.wanted})
             if not syms:
                 continue
-            scratch = self.out_root / f"var-kconfig-{b.config}-{b.key}"
-            scratch.mkdir(parents=True, exist_ok=True)
-            memo_p = scratch / "flips.json"
-            try:
-                memo = json.loads(memo_p.read_text())
-            except (OSError, ValueError):
-                memo = {}
-            relevant = [f"CONFIG_{s}" for s in syms]
-            def sig(vals):
-                return tuple(vals.get(x, "n") for x in relevant)
-            others = {c: sig(o.values) for c, o in by_cfg.items()
-                      if c != b.config and o.arch == b.arch and self.on_side is not None}
-            groups: dict = {}
-            for s in syms:
-                want = "n" if b.values.get(f"CONFIG_{s}", "n") in ("y", "m") else "y"
-                if self.progress:
-                    slog.info("variability", f"{b.config}: flipping CONFIG_{s}={want} "
-                                             "(scripts/config, olddefconfig)")
-                fl = self.flip(b, s, want, scratch, memo)
-                if not fl.held:
-                    chosen[b.config, s] = fl
-                    continue
-                g = sig(fl.values)
-                cov = next((c for c, v in others.items() if v == g), "")
-                if g in groups:
-                    groups[g].symbols.update(fl.symbols)
-                    chosen[b.config, s] = groups[g]
-                    continue
-                fl.covered_by = cov
-                groups[g] = fl
-                chosen[b.config, s] = fl
-            atomic.write_text(memo_p, json.dumps(memo) + "\n")
-            for fl in groups.values():
-                if fl not in self.res.flips:
-                    self.res.flips.append(fl)
-            self.res.flips.extend(f for f in chosen.values()
-                                  if not f.held and f not in self.res.flips)
+            with V.config_lock(self.out_root, f"var-kconfig-{b.config}"):
+                self._plan_base(b, by_cfg, need, syms, chosen)
         return chosen
+
+    def _plan_base(self, b: _Base, by_cfg: dict, need: dict, syms: list, chosen: dict) -> None:
+        """The flips of one base configuration, in its scratch directory
+        (one run at a time: the lock is the caller's)."""
+        scratch = self.out_root / f"var-kconfig-{b.config}-{b.key}"
+        scratch.mkdir(parents=True, exist_ok=True)
+        memo_p = scratch / "flips.json"
+        try:
+            memo = json.loads(memo_p.read_text())
+        except (OSError, ValueError):
+            memo = {}
+        relevant = [f"CONFIG_{s}" for s in syms]
+        def sig(vals):
+            return tuple(vals.get(x, "n") for x in relevant)
+        others = {c: sig(o.values) for c, o in by_cfg.items()
+                  if c != b.config and o.arch == b.arch and self.on_side is not None}
+        groups: dict = {}
+        for s in syms:
+            want = "n" if b.values.get(f"CONFIG_{s}", "n") in ("y", "m") else "y"
+            if self.progress:
+                slog.info("variability", f"{b.config}: flipping CONFIG_{s}={want} "
+                                         "(scripts/config, olddefconfig)")
+            fl = self.flip(b, s, want, scratch, memo)
+            if not fl.held:
+                chosen[b.config, s] = fl
+                continue
+            g = sig(fl.values)
+            cov = next((c for c, v in others.items() if v == g), "")
+            if g in groups:
+                groups[g].symbols.update(fl.symbols)
+                chosen[b.config, s] = groups[g]
+                continue
+            fl.covered_by = cov
+            groups[g] = fl
+            chosen[b.config, s] = fl
+        atomic.write_text(memo_p, json.dumps(memo) + "\n")
+        for fl in groups.values():
+            if fl not in self.res.flips:
+                self.res.flips.append(fl)
+        self.res.flips.extend(f for f in chosen.values()
+                              if not f.held and f not in self.res.flips)
 
     # ---- 3. the builds
     def build_dir(self, base: _Base, fl: Flip, todo: dict) -> None:
