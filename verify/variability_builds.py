@@ -425,7 +425,8 @@ class _Runner:
                 st = {"version": STATE_VERSION, "key": key, "base": self.base_sha, "delta": {},
                       "dirty": [], "results": {}}
                 _fresh_tree(bdir, base.snap)
-                self._install(base, fl, o)
+                if fl.symbols:                   # the unflipped side keeps the base's .config
+                    self._install(base, fl, o)
                 _save_state(state_path, st, set())
             (bdir / "logs").mkdir(exist_ok=True)
             keep = {c for c, _ in self.commits}
