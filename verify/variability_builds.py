@@ -329,7 +329,9 @@ class _Runner:
         conf = scratch / ".config"
         shutil.copyfile(base.o / ".config", conf)
         kc = VA.Kconfig.read(base.snap, base.arch)
-        if not kc.known(sym):
+        if not kc.known(sym) or not kc.syms[sym].prompt:
+            # no such symbol, or one without a prompt: Kconfig computes it from its
+            # defaults and selects whatever .config says (no olddefconfig to ask)
             f = Flip(base.config, {sym: want}, dict(base.values), False,
                      kc.why_refused(sym, want, base.values))
         else:
