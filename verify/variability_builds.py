@@ -109,6 +109,8 @@ class VarResult:
     build_seconds: float = 0.0
     problem: str = ""
     built: bool = True         # False: the analysis and the flips only
+    planned: int = 0           # (flipped directory, patch) builds the flips ask for
+    planned_dirs: int = 0      # flipped directories
 
     @property
     def ok(self) -> bool:
@@ -138,6 +140,7 @@ class VarResult:
 
     def to_dict(self) -> dict:
         return {"ok": self.ok, "problem": self.problem, "built": self.built,
+                "planned": self.planned, "planned_dirs": self.planned_dirs,
                 "symbols": self.symbols,
                 "builds": len(self.builds), "seconds": round(self.seconds, 1),
                 "analysis_seconds": round(self.analysis_seconds, 1),
@@ -158,7 +161,9 @@ class VarResult:
         if self.problem:
             L.append(f"  {self.problem}")
         if not self.built:
-            L.append("  nothing built: the analysis and the flips only (--analyse-only)")
+            L.append(f"  nothing built: the analysis and the flips only (--analyse-only); "
+                     f"the builds would be {self.planned} patch builds in "
+                     f"{self.planned_dirs} flipped configurations")
         for p in self.patches:
             if not p.findings and not p.unanalysed:
                 continue
@@ -546,6 +551,8 @@ class _Runner:
                 first = next(iter(syms.values()))[0][0]
                 work[key][2][i] = (objs, first)
         tb = time.monotonic()
+        self.res.planned = sum(len(w[2]) for w in work.values() if w[1].symbols)
+        self.res.planned_dirs = sum(1 for w in work.values() if w[1].symbols)
         if not self.build:
             work = {}
             self.res.built = False
