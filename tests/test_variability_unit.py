@@ -258,6 +258,13 @@ KCONFIG = """\
     config HIDDEN
     \tbool
     \tselect SMP
+    \tselect LATER
+    \thelp
+    \t  It depends on you have one of these machines.
+    \t  if you say so
+
+    config LATER
+    \tbool "Defined after a select names it"
 
     if SLUB
     config SLUB_STATS
@@ -276,6 +283,9 @@ def test_a_refused_flip_reports_the_dependency_that_blocks_it(tmp_path):
     assert "selected by HIDDEN=y" in kc.why_refused("SMP", "n", vals)
     assert "not a Kconfig symbol of ARCH=x86_64" in kc.why_refused("ARM64_ONLY", "y", vals)
     assert "depends on SLUB (SLUB=n)" in kc.why_refused("SLUB_STATS", "y", {})
+    # a help text is not Kconfig syntax; a symbol first named by a select is defined later
+    assert kc.syms["HIDDEN"].depends == [] and kc.known("LATER")
+    assert "mm/Kconfig:" in kc.why_refused("LATER", "n", {"CONFIG_HIDDEN": "y"})
 
 
 @pytest.mark.network

@@ -535,11 +535,24 @@ class Kconfig:
         rel = str(path.relative_to(tree))
         ifs: list = []
         cur = None
+        help_indent = None         # inside a help text: lines indented deeper than this
         for no, line, _ in _logical_lines(text):
+            if help_indent is not None:
+                if not line.strip():
+                    continue
+                indent = len(line.expandtabs()) - len(line.expandtabs().lstrip())
+                if indent > help_indent:
+                    continue
+                help_indent = None
             s = line.split("#", 1)[0] if '"' not in line else line
+            if s.strip() in ("help", "---help---"):
+                help_indent = len(s.expandtabs()) - len(s.expandtabs().lstrip())
+                continue
             m = _KC_START.match(s)
             if m:
-                cur = syms.setdefault(m.group(2), KSym(m.group(2), rel, no))
+                cur = syms.setdefault(m.group(2), KSym(m.group(2)))
+                if not cur.file:                 # first seen as a select's target
+                    cur.file, cur.line = rel, no
                 cur.depends.extend(ifs)
                 continue
             m = _KC_IF.match(s)

@@ -155,7 +155,8 @@ class VarResult:
         L = [f"variability: {'OK' if self.ok else 'FAIL'}: {len(self.symbols)} symbols found "
              f"in {sum(1 for p in self.patches if p.findings)} of {self.n} patches; "
              f"{sum(1 for f in self.flips if f.held and not f.covered_by and f.symbols)} flipped "
-             f"configurations built, {n_built} object builds ({fails} failed), "
+             f"configurations {'built' if self.built else 'to build'}, {n_built} object builds "
+             f"({fails} failed), "
              f"{len(refused)} flips not made; {duration(self.seconds, 1)} (analysis "
              f"{duration(self.analysis_seconds, 1)})"]
         if self.problem:
