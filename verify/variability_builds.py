@@ -328,35 +328,36 @@ class _Runner:
 
     # ---- 2. the flips
     def flip(self, base: _Base, sym: str, want: str, scratch: Path, memo: dict) -> Flip:
-        k = f"{_digest(json.dumps(base.values, sort_keys=True))}:{sym}={want}"
-        if k in memo:
-            d = memo[k]
-            return Flip(base.config, {sym: want}, d["values"], d["held"], d["why"])
-        conf = scratch / ".config"
-        shutil.copyfile(base.o / ".config", conf)
         kc = VA.Kconfig.read(base.snap, base.arch)
         if not kc.known(sym) or not kc.syms[sym].prompt:
             # no such symbol, or one without a prompt: Kconfig computes it from its
             # defaults and selects whatever .config says (no olddefconfig to ask)
-            f = Flip(base.config, {sym: want}, dict(base.values), False,
-                     kc.why_refused(sym, want, base.values))
-        else:
-            cp = subprocess.run(["bash", str(base.snap / "scripts/config"), "--file", str(conf),
-                                 "--enable" if want == "y" else "--disable", sym],
-                                capture_output=True, text=True)
-            if cp.returncode != 0:
-                raise SlabconvError(f"scripts/config --file {conf} {sym}: {cp.stderr.strip()}")
-            cp = subprocess.run(kconfig.make_cmd(base.snap, scratch, base.arch, "olddefconfig"),
-                                capture_output=True, text=True)
-            if cp.returncode != 0:
-                raise SlabconvError(f"make olddefconfig in {scratch} (flip {sym}={want} of "
-                                    f"{base.config}): {cp.stderr.strip()[-400:]}")
-            vals = kconfig.parse_config(conf.read_text())
-            got = vals.get(f"CONFIG_{sym}", "n")
-            held = (got == "n") if want == "n" else got in ("y", "m")
-            f = Flip(base.config, {sym: want}, vals, held,
-                     "" if held else kc.why_refused(sym, want, vals))
-        memo[k] = {"values": f.values, "held": f.held, "why": f.why}
+            return Flip(base.config, {sym: want}, dict(base.values), False,
+                        kc.why_refused(sym, want, base.values))
+        # olddefconfig's answer is kept by the base's .config; the reason is read again
+        k = f"{_digest(json.dumps(base.values, sort_keys=True))}:{sym}={want}"
+        if k in memo:
+            vals, held = memo[k]["values"], memo[k]["held"]
+            return Flip(base.config, {sym: want}, vals, held,
+                        "" if held else kc.why_refused(sym, want, vals))
+        conf = scratch / ".config"
+        shutil.copyfile(base.o / ".config", conf)
+        cp = subprocess.run(["bash", str(base.snap / "scripts/config"), "--file", str(conf),
+                             "--enable" if want == "y" else "--disable", sym],
+                            capture_output=True, text=True)
+        if cp.returncode != 0:
+            raise SlabconvError(f"scripts/config --file {conf} {sym}: {cp.stderr.strip()}")
+        cp = subprocess.run(kconfig.make_cmd(base.snap, scratch, base.arch, "olddefconfig"),
+                            capture_output=True, text=True)
+        if cp.returncode != 0:
+            raise SlabconvError(f"make olddefconfig in {scratch} (flip {sym}={want} of "
+                                f"{base.config}): {cp.stderr.strip()[-400:]}")
+        vals = kconfig.parse_config(conf.read_text())
+        got = vals.get(f"CONFIG_{sym}", "n")
+        held = (got == "n") if want == "n" else got in ("y", "m")
+        f = Flip(base.config, {sym: want}, vals, held,
+                 "" if held else kc.why_refused(sym, want, vals))
+        memo[k] = {"values": f.values, "held": f.held}
         return f
 
     def plan(self, bases: list, need: dict) -> dict:
