@@ -250,6 +250,10 @@ KCONFIG = """\
     config SLUB
     \tbool "SLUB"
 
+    config SYSFS
+    \tbool "sysfs file system support" if EXPERT
+    \tdefault y
+
     config SLUB_CPU_PARTIAL
     \tdefault y
     \tdepends on SLUB && SMP
@@ -278,11 +282,13 @@ def test_a_refused_flip_reports_the_dependency_that_blocks_it(tmp_path):
     kc = VA.Kconfig.read(tmp_path, "x86_64")
     vals = {"CONFIG_SLUB": "y", "CONFIG_SMP": "n", "CONFIG_HIDDEN": "y"}
     why = kc.why_refused("SLUB_CPU_PARTIAL", "y", vals)
-    assert "depends on SLUB && SMP" in why and "SMP=n" in why and "mm/Kconfig:7" in why, why
+    assert "depends on SLUB && SMP" in why and "SMP=n" in why and "mm/Kconfig:11" in why, why
     assert "has no prompt" in kc.why_refused("HIDDEN", "y", vals)
     assert "selected by HIDDEN=y" in kc.why_refused("SMP", "n", vals)
     assert "not a Kconfig symbol of ARCH=x86_64" in kc.why_refused("ARM64_ONLY", "y", vals)
     assert "depends on SLUB (SLUB=n)" in kc.why_refused("SLUB_STATS", "y", {})
+    assert "its prompt needs EXPERT (EXPERT=n): Kconfig keeps its default" in \
+        kc.why_refused("SYSFS", "n", {"CONFIG_SYSFS": "y"})
     # a help text is not Kconfig syntax; a symbol first named by a select is defined later
     assert kc.syms["HIDDEN"].depends == [] and kc.known("LATER")
     assert "mm/Kconfig:" in kc.why_refused("LATER", "n", {"CONFIG_HIDDEN": "y"})

@@ -496,6 +496,7 @@ class KSym:
     file: str = ""
     line: int = 0
     prompt: bool = False
+    prompt_if: list = field(default_factory=list)      # `bool "..." if EXPR`: EXPR
     depends: list = field(default_factory=list)        # expressions (its own and its ifs')
     selected_by: list = field(default_factory=list)    # (symbol, condition or "")
 
@@ -572,6 +573,9 @@ class Kconfig:
                 continue
             if _KC_PROMPT.match(s):
                 cur.prompt = True
+                cond = re.search(r'"\s+if\s+(.+)$', s)
+                if cond:
+                    cur.prompt_if.append(cond.group(1).strip())
             m = _KC_DEPENDS.match(s)
             if m:
                 cur.depends.append(m.group(1).strip())
@@ -593,6 +597,12 @@ class Kconfig:
         if k is None or not k.file:
             return f"CONFIG_{sym} is not a Kconfig symbol of ARCH={self.arch}"
         where = f"{k.file}:{k.line}"
+        hidden = [f"its prompt needs {c} ("
+                  + ", ".join(f"{x}={val(x)}" for x in re.findall(r"\b[A-Z][A-Z0-9_]+\b", c))
+                  + ")" for c in k.prompt_if
+                  if all(val(x) == "n" for x in re.findall(r"\b[A-Z][A-Z0-9_]+\b", c))]
+        if hidden and len(hidden) == len(k.prompt_if):
+            return f"CONFIG_{sym} ({where}): {'; '.join(hidden)}: Kconfig keeps its default"
         if want != "n":
             blocked = []
             for d in k.depends:
