@@ -439,10 +439,23 @@ class _Runner:
                 _save_state(state_path, st, set())
             (bdir / "logs").mkdir(exist_ok=True)
             keep = {c for c, _ in self.commits}
+            left_out: dict = {}        # object -> the patch at which kbuild left it out
             for i, (sha, subject) in enumerate(self.commits, 1):
                 if i not in todo:
                     continue
                 objs, finding = todo[i]
+                kb = [p for p in self.deltas[sha] if p.rsplit("/", 1)[-1].startswith(
+                    ("Makefile", "Kbuild", "Kconfig"))]
+                if objs and all(x in left_out for x in objs) and not kb:
+                    # the flipped configuration does not build them (as at that patch),
+                    # and no Makefile or Kconfig changed since: no make to ask
+                    pv = self.res.patches[i - 1]
+                    pv.builds.append({"config": base.config, "flip": fl.symbols, "objects": objs,
+                                      "status": "not built", "seconds": 0.0, "excerpt": "",
+                                      "problem": f"not built in this configuration (as at patch "
+                                                 f"{left_out[objs[0]]})", "label": fl.label,
+                                      "finding": finding.to_dict()})
+                    continue
                 pv = self.res.patches[i - 1]
                 cached = st["results"].get(sha)
                 if cached and cached.get("objects") == objs and cached["status"] != "fail":
@@ -475,6 +488,8 @@ class _Runner:
                      "status": status, "seconds": round(time.monotonic() - t1, 1),
                      "problem": "" if b.ok else f"make {' '.join(objs)}: exit {b.returncode}",
                      "excerpt": "" if b.ok else b.error_excerpt, "log": str(logp)}
+                if status == "not built":
+                    left_out.update({x: i for x in (absent or objs)})
                 if b.ok:
                     st["dirty"] = []
                 st["results"][sha] = dict(r, t=time.time())
