@@ -442,3 +442,26 @@ def test_the_per_patch_check_names_a_line_that_breaks_with_a_symbol_flipped(tmp_
     assert not r2.variability.ok
     again = [b for b in k.calls[n_builds:] if b[0].startswith("variability")]
     assert [b[1] for b in again] == [["mm/b.o"]]
+
+
+def test_the_patches_option_takes_numbers_and_ranges_and_refuses_the_rest():
+    from base.log import SlabconvError
+    from cli.checks import _patch_numbers
+    assert _patch_numbers("14", 58) == {14}
+    assert _patch_numbers("1-3,33", 58) == {1, 2, 3, 33}
+    for bad in ("0", "59", "3-1", "x", "1-y"):
+        with pytest.raises(SlabconvError) as e:
+            _patch_numbers(bad, 58)
+        assert e.value.exit_code == 2 and "--patches" in str(e.value)
+
+
+def test_the_variability_command_is_wired():
+    from cli import main
+    args = main.build_parser().parse_args(["variability", "--patches", "14", "--symbols",
+                                           "SLUB_CPU_PARTIAL,SMP", "--configs", "slub",
+                                           "--analyse-only"])
+    assert args.func.__name__ == "cmd_variability" and args.analyse_only
+    v = main.build_parser().parse_args(["verify", "--no-variability"])
+    from cli.apply import check_options
+    assert check_options(v)["variability"] is False
+    assert check_options(main.build_parser().parse_args(["verify"]))["variability"] is True
