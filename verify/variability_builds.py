@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import shutil
 import subprocess
 import time
@@ -194,6 +195,17 @@ class VarResult:
 
 
 # --------------------------------------------------------------------------
+
+def _at_error(findings: list, log: str):
+    """Of `findings`, the first whose file and line a compiler message names
+    (`../mm/slub.c:5167:24: ...`), in the order of the messages."""
+    by = {(f.file, f.line): f for f in reversed(findings)}
+    for m in re.finditer(r"(?:\.\./)?([\w./-]+\.[ch]):(\d+):\d+: ", log):
+        f = by.get((m.group(1), int(m.group(2))))
+        if f is not None:
+            return f
+    return None
+
 
 def _digest(*parts) -> str:
     return hashlib.sha256("\0".join(map(str, parts)).encode()).hexdigest()[:12]
@@ -417,7 +429,7 @@ class _Runner:
 
     # ---- 3. the builds
     def build_dir(self, base: _Base, fl: Flip, todo: dict) -> None:
-        """Build `todo` ({index: ([objects], finding)}) in fl's directory."""
+        """Build `todo` ({index: ([objects], [Finding])}) in fl's directory."""
         t0 = time.monotonic()
         fd = _digest(json.dumps(fl.values, sort_keys=True))[:10]
         bdir = self.out_root / f"var-{base.config}-{base.key}-{fd}"
@@ -443,7 +455,8 @@ class _Runner:
             for i, (sha, subject) in enumerate(self.commits, 1):
                 if i not in todo:
                     continue
-                objs, finding = todo[i]
+                objs, fds = todo[i]
+                finding = fds[0]
                 kb = [p for p in self.deltas[sha] if p.rsplit("/", 1)[-1].startswith(
                     ("Makefile", "Kbuild", "Kconfig"))]
                 if objs and all(x in left_out for x in objs) and not kb:
@@ -494,6 +507,8 @@ class _Runner:
                     st["dirty"] = []
                 st["results"][sha] = dict(r, t=time.time())
                 _save_state(state_path, st, keep)
+                if status == "fail":           # the finding where gcc stopped, if it is one
+                    finding = _at_error(fds, b.error_excerpt + "\n" + text) or finding
                 pv.builds.append(dict(r, label=fl.label, finding=finding.to_dict()))
                 if self.progress:
                     slog.info("variability", f"{fl.label} [{i}/{len(self.commits)}] {subject} "
@@ -550,8 +565,8 @@ class _Runner:
                                       "on_ok": None if on is None else on.ok})
                     continue
                 w = work.setdefault(id(fl), (by_cfg[c], fl, {}))
-                objs, first = w[2].get(i, ([], found[0][0]))
-                w[2][i] = (sorted(set(objs) | {o for _, o in found}), first)
+                objs, fds = w[2].get(i, ([], []))
+                w[2][i] = (sorted(set(objs) | {o for _, o in found}), fds + [f for f, _ in found])
         # the unflipped side: the per-patch check's own build, else built here
         if self.on_side is None:
             for (i, c), syms in sorted(need.items()):
@@ -565,8 +580,7 @@ class _Runner:
                     self.res.flips.append(on)
                     work[key] = (base, on, {})
                 objs = sorted({o for found in syms.values() for _, o in found})
-                first = next(iter(syms.values()))[0][0]
-                work[key][2][i] = (objs, first)
+                work[key][2][i] = (objs, [f for found in syms.values() for f, _ in found])
         tb = time.monotonic()
         self.res.planned = sum(len(w[2]) for w in work.values() if w[1].symbols)
         self.res.planned_dirs = sum(1 for w in work.values() if w[1].symbols)
