@@ -410,6 +410,9 @@ def test_the_per_patch_check_names_a_line_that_breaks_with_a_symbol_flipped(tmp_
     bad = "int b(void *c)\n{\n\treturn wrap(fast_ptr(c)) != 0;\n}\n"
     patch(repo, "mm: Wrap fast_ptr()", {"mm/b.c": bad})
     patch(repo, "mm: Unwrap it again", {"mm/b.c": "int b(void *c)\n{\n\treturn c != 0;\n}\n"})
+    # the per-patch check as it was: every patch builds in the table's configuration
+    before = run(repo, pristine, tmp_path / "out")
+    assert before.ok and before.variability is None and before.to_dict()["variability"] is None
     r = run(repo, pristine, tmp_path / "out", variability=True)
     # the table's configuration builds every patch: only the analysis sees it
     assert r.configs[0].ok and len(r.configs[0].patches) == 3
