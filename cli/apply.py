@@ -164,4 +164,5 @@ def check_options(args) -> dict:
     return {"layout": not getattr(args, "no_layout", False),
             "checkpatch": not getattr(args, "no_checkpatch", False),
             "nullcheck": False if getattr(args, "no_nullcheck", False) else None,
-            "coverage_configs": cov, "runtime_configs": rt}
+            "coverage_configs": cov, "runtime_configs": rt,
+            "variability": not getattr(args, "no_variability", False)}

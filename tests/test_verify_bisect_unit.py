@@ -539,18 +539,23 @@ def test_baseline_exported_from_the_repository(series, tmp_path, monkeypatch):
 
 def test_old_build_cleanup_keeps_to_its_own_config(tmp_path):
     """'slub' must not count (or delete) slub-nodebug's builds; an old
-    baseline takes its patched and bisect directories with it."""
+    baseline takes its patched, bisect and variability directories with it."""
     root = tmp_path / "builds"
     for i, name in enumerate(["base-slub-%012x" % n for n in range(4)]
                              + ["base-slub-nodebug-%012x" % n for n in range(4)]):
         (root / name).mkdir(parents=True)
         os.utime(root / name, (1000 + i, 1000 + i))
+    for name in ("var-slub-000000000000-0123456789", "var-slub-000000000003-0123456789",
+                 "var-slub-nodebug-000000000000-0123456789"):
+        (root / name).mkdir()
     keep = root / ("base-slub-%012x" % 3)
     old = verify._old_builds(root, "slub", keep)
     assert [p.name for p in old] == [
-        "base-slub-000000000000", "patched-slub-000000000000", "bisect-slub-000000000000"]
+        "base-slub-000000000000", "patched-slub-000000000000", "bisect-slub-000000000000",
+        "var-kconfig-slub-000000000000", "var-slub-000000000000-0123456789"]
     old = verify._old_builds(root, "slub-nodebug", root / ("base-slub-nodebug-%012x" % 3))
-    assert [p.name for p in old][::3] == ["base-slub-nodebug-000000000000"]
+    assert [p.name for p in old][::4] == ["base-slub-nodebug-000000000000",
+                                          "var-slub-nodebug-000000000000-0123456789"]
 
 
 # --- runtime bisect: every patch's kernel booted ----------------------------

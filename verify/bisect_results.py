@@ -195,10 +195,11 @@ class BisectResult:
     seconds: float = 0.0
     report: Optional[Path] = None
     summary: str = ""
+    variability: Optional[object] = None    # variability_builds.VarResult (None: not run)
 
     @property
     def problems(self) -> list:
-        out = []
+        out = list(self.variability.problems) if self.variability is not None else []
         for c in self.configs:
             f = c.first_failure
             if f is not None:
@@ -233,7 +234,8 @@ class BisectResult:
         return {"ok": self.ok, "base": self.base, "seconds": round(self.seconds, 1),
                 "problems": self.problems,
                 "commits": [{"commit": s, "subject": t} for s, t in self.commits],
-                "configs": [c.to_dict() for c in self.configs]}
+                "configs": [c.to_dict() for c in self.configs],
+                "variability": None if self.variability is None else self.variability.to_dict()}
 
     def brief(self) -> dict:
         """For other reports: what failed, per configuration times, where the report is."""
@@ -241,7 +243,9 @@ class BisectResult:
                 "seconds": round(self.seconds, 1),
                 "configs": {c.config: {"ok": c.ok, "seconds": round(c.seconds, 1),
                                        "patches_checked": len(c.patches)}
-                            for c in self.configs}}
+                            for c in self.configs},
+                "variability": None if self.variability is None else {
+                    k: v for k, v in self.variability.to_dict().items() if k != "patches"}}
 
 
 EXCERPT_LINES_SUMMARY = 12
@@ -310,6 +314,8 @@ def summary_text(r: BisectResult) -> str:
                     L.append(f"      | {ln}")
                 L.append(f"      (console: {p.boot['log']})")
     L.extend(times_table(r))
+    if r.variability is not None:
+        L.extend("  " + ln for ln in r.variability.summary().splitlines())
     if r.report:
         L.append(f"  report {r.report}")
     return "\n".join(L)
