@@ -191,7 +191,8 @@ def test_the_checks_reject_an_empty_page(rendered):
 # ---------------------------------------------------------------------------
 # the page with what the commands record: exact attribution, range-diff, regen
 
-PLANTED = ("0057-", "+\tlist_add_tail(&p->lru, list);", "+\tlist_add(&p->lru, list);")
+# the IOMMU patch, found by its subject
+PLANTED = ("iommu-Use-put_pages_list", "+\tlist_add_tail(&p->lru, list);", "+\tlist_add(&p->lru, list);")
 
 
 @pytest.fixture(scope="module")
@@ -199,7 +200,7 @@ def recorded(tmp_path_factory):
     """The committed 5.10 series reviewed with what `slabconv regen` (into a
     scratch directory, with the committed series' identity), `slabconv
     attribute` and `slabconv range-diff` (HEAD against the working copy)
-    record, and a planted series (one line of 0057 changed, as a rule
+    record, and a planted series (one line of the IOMMU patch changed, as a rule
     change would) reviewed with its range-diff against HEAD.  The commands
     run on the session's cache (seconds to a minute or two when warm; cold,
     the fetch, the baseline and ~300 single-rule spatch runs: ~6 min); their
@@ -230,7 +231,7 @@ def recorded(tmp_path_factory):
     RD.record(RD.range_diff(old, new, tmp / "rd1"), priv)
     planted = tmp / "planted"
     shutil.copytree(committed, planted)
-    (p57,) = [p for p in P.numbered_patches(planted) if p.name.startswith(PLANTED[0])]
+    (p57,) = [p for p in P.numbered_patches(planted) if PLANTED[0] in p.name]
     text = p57.read_text()
     assert text.count(PLANTED[1]) == 1
     p57.write_text(text.replace(PLANTED[1], PLANTED[2]))
@@ -341,7 +342,8 @@ def test_range_diffs_show_exactly_the_changed_patch(recorded):
         assert statuses == ["="] * n
     part = _part(recorded["pdom"], "rangediff")
     rows = re.findall(r'<tr data-status="(.)"><td class="n">(\d+|-)</td>', part)
-    k = int(PLANTED[0][:4])
+    k = next(int(p.name[:4]) for p in P.numbered_patches(paths.GENERATED / "5.10")
+             if PLANTED[0] in p.name)
     assert [s for s, _ in rows] == ["="] * (k - 1) + ["!"] + ["="] * (n - k)
     changed = part.split('<tr data-status="!">')[1].split("</tr>")[0]
     assert f'href="#patch-{k:04d}"' in changed and "list_add(&amp;p-&gt;lru, list);" in changed
