@@ -1,65 +1,53 @@
-"""Which apt suite provides the source of which kernel version.
+"""apt states and Debian's suites.
 
-One line per kernel version in VERSIONS.  A version maps to the name of an
-apt "state": either SYSTEM (the machine's own apt configuration, used
-read-only except for refreshing its package lists) or the name of a private
-state described in PRIVATE_SOURCES (its own sources.list, lists and cache
-under base.paths.cache_dir("apt", name)).
+An apt state is either SYSTEM (the machine's own apt configuration, used
+read-only) or a private one with its own sources.list, lists and cache
+under base.paths.cache_dir("apt", name) (fetch/apt.py).  Every private
+state takes its URIs from fetch/mirrors.py (the machine's apt
+configuration or $SLABCONV_APT_MIRROR): nothing here names a host.
+
+Which kernel versions exist and in which suite is not written here: it is
+discovered (fetch/discover.py) in Debian's suites, named by their aliases
+(RELEASES, each with -backports and -security), which the Release files
+map to codenames.  A kernel source is fetched through the private state of
+the suite it was found in, named by codename: "bullseye" (bullseye and
+bullseye-security), "trixie-backports", "sid".
 """
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
 
+from base.log import SlabconvError
+from . import mirrors
+
 SYSTEM = "system"
 
-_KEYRING = "/usr/share/keyrings/debian-archive-keyring.gpg"
+# Debian's release aliases, oldest first.  Each has its -backports and
+# -security suite (those the mirror does not have are skipped).
+RELEASES = ("oldoldstable", "oldstable", "stable", "testing", "unstable")
+_STABLE = ("stable", "oldstable", "oldoldstable")        # preferred in this order
 
-# Private apt states: name -> sources.list lines.
-PRIVATE_SOURCES: dict[str, tuple[str, ...]] = {
-    "bullseye": (
-        f"deb [signed-by={_KEYRING}] http://deb.debian.org/debian bullseye main",
-        f"deb [signed-by={_KEYRING}] http://deb.debian.org/debian-security bullseye-security main",
-    ),
-    # The i386 guest's busybox-static (boot/busybox.py): bookworm main only,
-    # which has this machine's version (1:1.35.0-4+deb12u1+b1, a point
-    # release); a fault of bookworm-security's index cannot stop it.
-    "bookworm-i386": (
-        f"deb [signed-by={_KEYRING}] http://deb.debian.org/debian bookworm main",
-    ),
-}
-
-# Private states of another architecture than the machine's: name -> Debian
-# architecture (APT::Architecture; the system's dpkg status is not read).
-ARCHITECTURES: dict[str, str] = {"bookworm-i386": "i386"}
-
-# Kernel version -> apt state that provides linux-source-<version>.
-VERSIONS: dict[str, str] = {
-    "5.10": "bullseye",   # Debian 11
-    "6.1": SYSTEM,        # Debian 12 bookworm (this machine)
-    "6.12": SYSTEM,       # Debian 12 bookworm-security (backport of trixie's kernel)
-}
+# Private states of another architecture than the machine's, for a guest's
+# packages: name -> (suite, Debian architecture).  The system's dpkg
+# status is not read.  The i386 guest's busybox-static (boot/busybox.py):
+# bookworm main only, which has the version of this machine's own busybox.
+FOREIGN: dict[str, tuple[str, str]] = {"bookworm-i386": ("bookworm", "i386")}
 
 _VERSION_RE = re.compile(r"^[1-9][0-9]*\.[0-9]+$")
 
 
 @dataclass(frozen=True)
 class Suite:
-    """An apt state: `name` is SYSTEM or a key of PRIVATE_SOURCES."""
+    """An apt state: SYSTEM, or a private state with its sources.list lines
+    and, for another architecture than the machine's, its arch."""
     name: str
+    sources: tuple[str, ...] = ()
+    arch: str | None = None
 
     @property
     def private(self) -> bool:
         return self.name != SYSTEM
-
-    @property
-    def sources(self) -> tuple[str, ...]:
-        return PRIVATE_SOURCES.get(self.name, ())
-
-    @property
-    def arch(self) -> str | None:
-        """The Debian architecture of a foreign-architecture state, else None."""
-        return ARCHITECTURES.get(self.name)
 
     def describe(self) -> str:
         """apt state 'NAME' (URI SUITE COMPONENT, ...), for messages."""
@@ -70,6 +58,46 @@ class Suite:
         return f"apt state '{self.name}' ({where})"
 
 
+def discovery_suites() -> list[str]:
+    """Every suite discovery asks the mirrors for, by alias."""
+    return [s for r in RELEASES for s in (r, f"{r}-backports", f"{r}-security")]
+
+
+def named(name: str) -> Suite:
+    """A private state of fetch.get_deb by name (FOREIGN), its URIs the
+    machine's mirrors."""
+    if name not in FOREIGN:
+        raise SlabconvError(f"no apt state '{name}' (known: {', '.join(FOREIGN)})", 2)
+    suite, arch = FOREIGN[name]
+    return Suite(name, (mirrors.machine().line(suite),), arch)
+
+
+def base(suite: str) -> str:
+    """The release alias or codename of a suite: "stable-security" -> "stable"."""
+    return re.sub(r"-(security|backports)$", "", suite)
+
+
+def kind(alias: str) -> str:
+    """"stable" (oldoldstable, oldstable, stable, and their security
+    updates), "testing" (and testing-security), "backports", "unstable"."""
+    if alias.endswith("-backports"):
+        return "backports"
+    b = base(alias)
+    return "stable" if b in _STABLE else b
+
+
+def rank(alias: str) -> tuple[int, int]:
+    """Preference of a suite for a kernel version offered in several: the
+    stable suites (stable first, a security update counting as its suite),
+    then testing, then backports (of stable first), then unstable; lower
+    is preferred.  Unknown names last."""
+    kinds = ("stable", "testing", "backports", "unstable")
+    k = kind(alias)
+    b = base(alias)
+    return (kinds.index(k) if k in kinds else len(kinds),
+            _STABLE.index(b) if b in _STABLE else len(_STABLE))
+
+
 def is_version(version: str) -> bool:
     """True for strings shaped like a kernel major.minor ("5.10", "6.12")."""
     return bool(_VERSION_RE.match(version or ""))
@@ -77,20 +105,6 @@ def is_version(version: str) -> bool:
 
 def package_name(version: str) -> str:
     return f"linux-source-{version}"
-
-
-def suite_for(version: str) -> Suite | None:
-    """The suite listed for version, or None if the table does not know it."""
-    name = VERSIONS.get(version)
-    return Suite(name) if name else None
-
-
-def all_suites() -> list[Suite]:
-    """Every apt state a kernel source may come from: private ones first, then
-    the system (not the foreign-architecture states of the guests' packages)."""
-    names = list(dict.fromkeys([n for n in VERSIONS.values() if n != SYSTEM]
-                               + [n for n in PRIVATE_SOURCES if n not in ARCHITECTURES]))
-    return [Suite(n) for n in names] + [Suite(SYSTEM)]
 
 
 def version_key(version: str) -> tuple[int, ...]:
