@@ -6,7 +6,7 @@ A private state (e.g. "bullseye") lives in base.paths.cache_dir("apt", name):
     apt.conf       clears the system's APT::Update hooks (appstream, packagekit),
                    downloads no index but Packages (no Contents, Translations,
                    DEP-11), accepts a suite's new alias or codename after a
-                   release
+                   release, keeps apt-cache's binary cache
     lists/         Dir::State::Lists
     cache/         Dir::Cache
     debs/          downloaded .deb files, kept so a redo needs no network
@@ -63,6 +63,10 @@ Acquire::AllowReleaseInfoChange::Label "true";
 // Only the Packages indexes: no Contents, Translations, DEP-11 (targets
 // the system's configuration adds are switched off below).
 Acquire::Languages "none";
+// apt-cache keeps its binary cache of these lists (some machines switch it
+// off; each query would then read every list again).
+Dir::Cache::pkgcache "pkgcache.bin";
+Dir::Cache::srcpkgcache "";
 """
 
 
@@ -486,7 +490,7 @@ class AptRepo:
                                  f"(the Release of each: 404); is the mirror a Debian "
                                  f"archive?\n{_tail(out)}", network=True, transient=False)
             info("fetch", f"apt-get update done in {time.monotonic() - t0:.1f}s: "
-                          f"{len(present)} suites there, {len(absent)} not on the mirror")
+                          f"{len(present)} suites there, {len(absent)} not (404)")
             return absent
 
         with locked(self.state / ".lock"):
