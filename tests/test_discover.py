@@ -79,7 +79,7 @@ def archive(tmp_path_factory):
         for v, debv in offers:
             where = d / f"{codename}-{v}"
             where.mkdir()
-            if (v, debv) == ("7.3", "7.3.4-1~bpo13+1"):        # fetched whole below
+            if (v, debv) in (("7.3", "7.3.4-1~bpo13+1"), ("7.4", "7.4.1-1")):   # fetched below
                 debs.append(kernel_deb(where, v, deb_version=debv))
             else:
                 debs.append(build_deb(where, f"linux-source-{v}", debv, "all",
@@ -164,6 +164,17 @@ def test_latest_and_deb_versions(mirror, capsys):
     cand, versions = fetch.deb_versions("latest")
     assert (cand, versions) == ("7.4.1-1", ["7.4.1-1"])
     assert "[fetch] latest: 7.4 from sid (7.4.1-1)" in capsys.readouterr().err
+
+
+def test_kernel_latest_on_the_command_line(mirror, cache, capsys):
+    import fetch.__main__ as fetch_cli
+    from regen import source
+    assert fetch_cli.main(["latest"]) == 0
+    assert capsys.readouterr().out == f"{cache}/src/7.4/7.4.1-1/linux-source-7.4\n"
+    src = source.resolve("latest", None, "latest")
+    assert (src.version, src.source_id) == ("7.4", "linux-source-7.4_7.4.1-1")
+    assert (cache / "apt/sid/sources.list").read_text() == \
+        f"deb [trusted=yes] {mirror.url} sid main\n"
 
 
 @pytest.mark.parametrize("version", ["9.9", "5.11", "linux"])
