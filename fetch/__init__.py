@@ -10,7 +10,7 @@
 Modules: mirrors (the machine's Debian mirrors, $SLABCONV_APT_MIRROR),
 suites (apt states, Debian's suites and which is preferred), discover (the
 kernel versions Debian's suites offer, cached for a day), apt
-(private/system apt access), debcache (verified .deb files), unpack
+(private apt states), debcache (verified .deb files), unpack
 (atomic unpack, markers, read-only trees, Debian version order through
 dpkg), net (retries with backoff, the advice after the last try, the
 no-network guard of a run that has started building).
@@ -100,7 +100,7 @@ def get_deb(state: str, package: str, *, version: str | None = None,
     suites and what to do."""
     repo = (repo_factory or apt.open_repo)(suites.named(state))
     with locked(repo.debs_dir() / ".lock", f"the {state} .deb cache"), _naming(package, repo):
-        repo.refresh()                       # private lists missing or > 1 day old
+        repo.refresh()                       # lists missing or > 1 day old
         if version is None:
             version = repo.candidate(package)
             if version is None:
@@ -202,7 +202,7 @@ def _resolve(repo: Repo, pkg: str, deb_version: str) -> DebInfo:
 def _fetch_candidate(repo: Repo, version: str, factory: RepoFactory) -> Tree:
     pkg = package_name(version)
     try:
-        repo.refresh()                       # private lists missing or > 1 day old
+        repo.refresh()                       # lists missing or > 1 day old
         cand = repo.candidate(pkg)
         if cand is None:
             info("fetch", f"apt has no candidate for {pkg}; refreshing lists")

@@ -1,4 +1,4 @@
-"""apt access for fetch: private apt states and the system one.
+"""apt access for fetch: private apt states.
 
 A private state (e.g. "bullseye") lives in base.paths.cache_dir("apt", name):
 
@@ -14,10 +14,10 @@ A private state (e.g. "bullseye") lives in base.paths.cache_dir("apt", name):
     .lock          flock held around update/download
 
 and is used with `apt-get -c apt.conf -o Dir::Etc::sourcelist=... -o
-Dir::Etc::sourceparts=/dev/null -o Dir::State::Lists=... -o Dir::Cache=...`.
-The system state is the machine's own apt configuration; it is never
-changed, only its package lists are refreshed (`apt-get update`) when
-they do not know a wanted package.
+Dir::Etc::sourceparts=/dev/null -o Dir::State::Lists=... -o Dir::Cache=...
+-o Dir::State::status=/dev/null`: the machine's apt configuration, lists
+and dpkg status are never changed nor read, but for the mirrors'
+URIs (fetch/mirrors.py) and apt's own settings (proxy, ...).
 
 Everything else in fetch talks to apt only through the Repo interface below,
 so tests can pass a fake one (fetch.get_tree(..., repo_factory=...)).
@@ -40,7 +40,7 @@ from base.log import info, SlabconvError
 from base.proc import require_tool
 from . import net
 from .net import FetchError
-from .suites import Suite, SYSTEM
+from .suites import Suite
 
 
 MAX_LIST_AGE = 24 * 3600          # refresh private lists older than a day
@@ -283,7 +283,7 @@ def parse_search(text: str) -> list[str]:
 
 
 class AptRepo:
-    """One apt state (private or system), driven through apt-get/apt-cache."""
+    """One private apt state, driven through apt-get/apt-cache."""
 
     def __init__(self, suite: Suite):
         self.suite = suite
@@ -303,8 +303,6 @@ class AptRepo:
         return self.state / "updated"
 
     def _prepare(self) -> None:
-        if not self.suite.private:
-            return
         if not self.suite.sources:
             raise SlabconvError(f"apt state '{self.suite.name}' has no sources", 2)
         for d in (self._lists / "partial", self.state / "cache" / "archives" / "partial"):
@@ -318,9 +316,7 @@ class AptRepo:
                 os.replace(tmp, f)
 
     def options(self) -> list[str]:
-        """apt-get/apt-cache options selecting this state ([] for the system)."""
-        if not self.suite.private:
-            return []
+        """apt-get/apt-cache options selecting this state."""
         s = self.state
         arch = self.suite.arch
         foreign = [] if not arch else [
@@ -361,14 +357,13 @@ class AptRepo:
 
     # -- lists ----------------------------------------------------------------
     def has_lists(self) -> bool:
-        lists = self._lists if self.suite.private else Path("/var/lib/apt/lists")
         try:
-            return any("_Packages" in p.name for p in lists.iterdir())
+            return any("_Packages" in p.name for p in self._lists.iterdir())
         except OSError:
             return False
 
     def lists_age(self) -> float | None:
-        """Seconds since the last successful private update, None if never."""
+        """Seconds since the last successful update, None if never."""
         if not self.has_lists():
             return None
         try:
@@ -377,45 +372,34 @@ class AptRepo:
             return None
 
     def is_stale(self) -> bool:
-        if not self.suite.private:
-            return False          # the system's lists are the system's business
         age = self.lists_age()
         return age is None or age > MAX_LIST_AGE
 
     def refresh(self, *, force: bool = False) -> None:
-        """apt-get update when forced, or (private states) when lists are missing/stale.
+        """apt-get update when forced, or when the lists are missing or stale.
 
-        A failed refresh of stale-but-present private lists only warns (the old
-        lists still resolve versions); otherwise it raises FetchError.
+        A failed refresh of stale-but-present lists only warns (the old lists
+        still resolve versions); otherwise it raises FetchError.
         """
         if not force and not self.is_stale():
             return
-        if self.suite.private:
-            with locked(self.state / ".lock"):
-                if not force and not self.is_stale():      # someone else just did it
+        with locked(self.state / ".lock"):
+            if not force and not self.is_stale():      # someone else just did it
+                return
+            try:
+                complete = self._update()
+            except FetchError as e:
+                if not force and self.has_lists():
+                    info("fetch", f"warning: could not refresh apt lists "
+                                  f"'{self.suite.name}', using the old ones: "
+                                  f"{str(e).splitlines()[0]}")
                     return
-                try:
-                    complete = self._update()
-                except FetchError as e:
-                    if not force and self.has_lists():
-                        info("fetch", f"warning: could not refresh apt lists "
-                                      f"'{self.suite.name}', using the old ones: "
-                                      f"{str(e).splitlines()[0]}")
-                        return
-                    raise
-                if complete:
-                    self._stamp.write_text(time.strftime("%Y-%m-%dT%H:%M:%S%z\n"))
-        else:
-            if os.geteuid() != 0:
-                raise FetchError("the system apt lists do not know the wanted package "
-                                 "and only root can refresh them; run "
-                                 "'sudo apt-get update' and retry", network=True,
-                                 transient=False)
-            self._update()
+                raise
+            if complete:
+                self._stamp.write_text(time.strftime("%Y-%m-%dT%H:%M:%S%z\n"))
 
     def _where(self) -> str:
-        return (f"private apt lists '{self.suite.name}' ({self._lists})"
-                if self.suite.private else "system apt lists")
+        return f"private apt lists '{self.suite.name}' ({self._lists})"
 
     def _update(self) -> bool:
         """apt-get update, retried (fetch/net.py).  True when every index came;
@@ -528,4 +512,4 @@ class AptRepo:
         return debs[0]
 
 
-__all__ = ["AptRepo", "DebInfo", "FetchError", "Repo", "open_repo", "SYSTEM"]
+__all__ = ["AptRepo", "DebInfo", "FetchError", "Repo", "open_repo"]

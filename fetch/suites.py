@@ -1,10 +1,10 @@
 """apt states and Debian's suites.
 
-An apt state is either SYSTEM (the machine's own apt configuration, used
-read-only) or a private one with its own sources.list, lists and cache
-under base.paths.cache_dir("apt", name) (fetch/apt.py).  Every private
-state takes its URIs from fetch/mirrors.py (the machine's apt
-configuration or $SLABCONV_APT_MIRROR): nothing here names a host.
+An apt state is a private one with its own sources.list, lists and cache
+under base.paths.cache_dir("apt", name) (fetch/apt.py); the machine's own
+apt configuration and lists are never changed.  Every state takes its
+URIs from fetch/mirrors.py (the machine's apt configuration or
+$SLABCONV_APT_MIRROR): nothing here names a host.
 
 Which kernel versions exist and in which suite is not written here: it is
 discovered (fetch/discover.py) in Debian's suites, named by their aliases
@@ -20,8 +20,6 @@ from dataclasses import dataclass
 
 from base.log import SlabconvError
 from . import mirrors
-
-SYSTEM = "system"
 
 # Debian's release aliases, oldest first.  Each has its -backports and
 # -security suite (those the mirror does not have are skipped).
@@ -39,20 +37,15 @@ _VERSION_RE = re.compile(r"^[1-9][0-9]*\.[0-9]+$")
 
 @dataclass(frozen=True)
 class Suite:
-    """An apt state: SYSTEM, or a private state with its sources.list lines
-    and, for another architecture than the machine's, its arch."""
+    """A private apt state: its name (its directory in the cache), its
+    sources.list lines and, for another architecture than the machine's,
+    its arch."""
     name: str
     sources: tuple[str, ...] = ()
     arch: str | None = None
 
-    @property
-    def private(self) -> bool:
-        return self.name != SYSTEM
-
     def describe(self) -> str:
         """apt state 'NAME' (URI SUITE COMPONENT, ...), for messages."""
-        if not self.private:
-            return "the system's apt sources"
         where = "; ".join(" ".join(w for w in line.split()[1:] if not w.startswith("["))
                           for line in self.sources)
         return f"apt state '{self.name}' ({where})"
