@@ -169,9 +169,9 @@ def _repo_for(version: str, factory: RepoFactory) -> Repo:
     if offer is None:
         raise discover.unknown(version, cat)
     suite = discover.state_for(offer, cat)
-    others = [o.codename for o in cat.of(version) if o.codename != offer.codename]
+    others = [f"{o.codename} {o.deb_version}" for o in cat.of(version) if o != offer]
     info("fetch", f"kernel {offer.describe()}: apt state '{suite.name}'"
-                  + (f" (also in {', '.join(others)})" if others else ""))
+                  + (f" (also offered: {', '.join(others)})" if others else ""))
     return factory(suite)
 
 
