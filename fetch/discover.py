@@ -34,7 +34,7 @@ from .apt import FetchError, Repo
 from .suites import Suite
 
 STATE = "discover"
-MAX_AGE = 24 * 3600            # as apt.MAX_LIST_AGE
+MAX_AGE = apt.MAX_LIST_AGE        # a day, as the lists of the other states
 
 
 @dataclass(frozen=True)
