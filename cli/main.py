@@ -13,6 +13,7 @@ from base import paths
 from base.cliutil import add_command, EXIT_CODES
 from base.log import guarded, info, SlabconvError, Timer
 from cli import bench
+from fetch import discover
 from regen import series
 from report import attribution, mail, rangediff, review
 from . import pipeline, prefetch, reference
@@ -41,7 +42,6 @@ def cmd_fetch(args) -> int:
 
 def cmd_versions(args) -> int:
     """What Debian's suites offer (fetch/discover.py)."""
-    from fetch import discover
     with Timer() as t:
         cat = discover.catalog(refresh=args.refresh)
     lines = fetch.table(cat)
