@@ -10,6 +10,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from base import arches
 from base.log import guarded
 from . import DEFAULT_SLUB_DEBUG, run
 
@@ -22,8 +23,9 @@ def main(argv=None) -> int:
                     help="the kernel's O= build directory (modules_prepare done)")
     ap.add_argument("--src", required=True, type=Path, help="kernel source tree")
     ap.add_argument("--out", required=True, type=Path, help="run directory for logs")
-    ap.add_argument("--arch", default="x86_64", choices=("x86_64", "i386"),
-                    help="guest architecture (default x86_64; i386: qemu-system-i386, 32-bit busybox)")
+    ap.add_argument("--arch", default="x86_64", choices=arches.names(),
+                    help="guest architecture (default x86_64; its QEMU, console and busybox: "
+                         "base/arches.py)")
     ap.add_argument("--timeout", type=float, default=120, help="seconds (default 120)")
     ap.add_argument("--append", default="", help="extra kernel command line")
     ap.add_argument("--slub-debug", default=DEFAULT_SLUB_DEBUG,

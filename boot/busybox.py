@@ -11,12 +11,16 @@ cached (apt/bookworm-i386/debs/), with the retries of fetch/net.py; the
 binary is then extracted with dpkg-deb, checked to be a 32-bit x86 ELF and
 kept with a record of the .deb it came from and its own SHA256
 (boot/busybox-i386/busybox, busybox.json).  guest/init.sh runs unchanged on it.
+An arm64 guest's is fetched the same way from "bookworm-arm64" (fetch/suites.py
+FOREIGN; like every private state, on the machine's own mirrors), and checked to be an AArch64 ELF; which guest takes which is
+base/arches.py's `busybox`.
 
 A run gets it before its first build (cli/prefetch.py, `make
 fetch`); afterwards for_arch() only reads the cache.
 
     busybox.for_arch("x86_64") -> Path("/bin/busybox")
     busybox.for_arch("i386")   -> <cache>/boot/busybox-i386/busybox
+    busybox.for_arch("arm64")  -> <cache>/boot/busybox-arm64/busybox
 """
 from __future__ import annotations
 
@@ -28,7 +32,7 @@ import subprocess
 from pathlib import Path
 
 import fetch
-from base import paths
+from base import arches, paths
 from base.lock import locked
 from base.log import info, SlabconvError
 
@@ -36,8 +40,9 @@ from base.log import info, SlabconvError
 HOST_BUSYBOX = Path("/bin/busybox")
 PACKAGE = "busybox-static"
 # Guest arch -> (apt state of fetch/suites.py, Debian architecture, ELF
-# class and machine the binary must have).
-FOREIGN = {"i386": ("bookworm-i386", "i386", 1, 3)}   # EI_CLASS 1 = 32-bit, e_machine 3 = EM_386
+# class and machine the binary must have): base/arches.py's busybox.
+FOREIGN = {a.name: (a.busybox.state, a.busybox.debian_arch, a.elf_class, a.elf_machine)
+           for a in arches.ARCHES.values() if a.busybox.state}
 
 
 def elf_arch(path: Path) -> tuple[int, int] | None:
@@ -54,14 +59,14 @@ def elf_arch(path: Path) -> tuple[int, int] | None:
 
 def for_arch(arch: str) -> Path:
     """The busybox binary for a guest of this architecture."""
-    if arch == "x86_64":
+    if arch in arches.ARCHES and not arches.get(arch).busybox.state:
         if not HOST_BUSYBOX.is_file():
             raise SlabconvError(f"{HOST_BUSYBOX} not found; install the Debian package "
                                 f"'{PACKAGE}'", exit_code=3)
         return HOST_BUSYBOX
     if arch not in FOREIGN:
         raise SlabconvError(f"boot: no busybox for guest arch {arch!r} "
-                            f"(known: x86_64, {', '.join(FOREIGN)})", exit_code=2)
+                            f"(known: {', '.join(arches.names())})", exit_code=2)
     return _foreign(arch)
 
 

@@ -109,6 +109,9 @@ OOM_CACHE = re.compile(r"^\s*cache: ([^,\s]+), object size: ")
 USERCOPY_REPORT = re.compile(r"\busercopy: Kernel memory (exposure|overwrite) attempt detected "
                              r"(?:from|to) .*?'([^']+)' \(offset \d+, size \d+\)!")
 USERCOPY_BUG = re.compile(r"\bkernel BUG at mm/usercopy\.c:\d+!")
+# The trap of that BUG(): x86 says "invalid opcode: 0000 [#1] SMP", which no
+# pattern matches; arm64 (a brk) says "Internal error: Oops - BUG: ... [#1]".
+BUG_TRAP = re.compile(r"\bInternal error: Oops - BUG: [0-9a-f]+ \[#\d+\]")
 KUNIT_SUITE = re.compile(r"^\s+# Subtest: (\S+)\s*$")
 KUNIT_SUITE_END = re.compile(r"^(?:not )?ok \d+ (?:- )?(\S+)\s*$")   # 6.1+: no "- "
 # KUnit suites whose cases provoke reports on purpose: suite -> report kind.
@@ -241,8 +244,8 @@ def scan_lines(lines: list[str], *, before: int = 3, after: int = 16,
                     finding("usercopy", i, f"{line.strip()} (expected {bracket.bug_type} "
                                            f"from cache {bracket.cache})")
                 continue
-            if bracket.satisfied and USERCOPY_BUG.search(line):
-                last_report = i         # the BUG() of the report just accepted
+            if bracket.satisfied and (USERCOPY_BUG.search(line) or BUG_TRAP.search(line)):
+                last_report = i         # the BUG() of the report just accepted, its trap
                 continue
         if OURS.match(line):
             continue
@@ -293,10 +296,11 @@ def scan_text(text: str, **kw) -> list[Finding]:
 
 
 def scan(path: Path, **kw) -> list[Finding]:
-    """Scan a console log file; a missing file scans as empty."""
+    """Scan a console log file.  A missing file is a finding of its own
+    (kind "no log"): nothing was scanned, which is not "no findings"."""
     p = Path(path)
     if not p.is_file():
-        return []
+        return [Finding("no log", 0, f"{p}: no console log: nothing was scanned")]
     return scan_text(p.read_text(errors="replace"), **kw)
 
 

@@ -13,7 +13,7 @@ import os
 import shutil
 from pathlib import Path
 
-from base import paths, proc
+from base import arches, paths, proc
 from base.lock import locked
 from base.log import info, SlabconvError
 
@@ -23,7 +23,6 @@ SOURCES = ("slabconv_test.c", "slabconv_iommu.c", "slabconv_faultinj.c", "Kbuild
 MODULE_NAME = "slabconv_test"
 # Every module Kbuild builds; the first is the one build() returns.
 MODULES = (MODULE_NAME, "slabconv_iommu", "slabconv_faultinj")
-KARCH = {"x86_64": "x86_64", "i386": "i386"}
 
 
 def _stamp(p: Path) -> str:
@@ -52,9 +51,7 @@ def build(src_dir: Path, build_dir: Path, *, arch: str = "x86_64",
           jobs: int = 2) -> Path:
     """Return the path of slabconv_test.ko built for build_dir's kernel."""
     src_dir, build_dir = Path(src_dir), Path(build_dir)
-    if arch not in KARCH:
-        raise SlabconvError(f"boot: unsupported arch {arch!r} "
-                            f"(supported: {', '.join(KARCH)})", exit_code=2)
+    a = arches.get(arch)
     if not (src_dir / "Makefile").is_file():
         raise SlabconvError(f"{src_dir} is not a kernel source tree", exit_code=2)
     if not (build_dir / ".config").is_file():
@@ -86,7 +83,8 @@ def build(src_dir: Path, build_dir: Path, *, arch: str = "x86_64",
         staging.mkdir(parents=True)
         for name in SOURCES:
             shutil.copy2(GUEST / name, staging / name)
-        env = dict(os.environ, ARCH=KARCH[arch])
+        # ARCH= and, for a cross-built kernel, CROSS_COMPILE= (base/arches.py)
+        env = dict(os.environ, **dict(v.split("=", 1) for v in a.make_vars()))
         if not (build_dir / "Module.symvers").is_file():
             # A bzImage-only build has no Module.symvers: without this, newer
             # modpost refuses the unresolved (but exported) symbols.

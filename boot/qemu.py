@@ -1,7 +1,9 @@
 """Run a kernel + initramfs in QEMU with the serial ports captured to files.
 
-* ttyS0 (the kernel console) -> console.log, ttyS1 (the KTAP channel the
-  guest init writes) -> ktap.log, QEMU's own output -> qemu.log.
+* The kernel console (ttyS0; arm64: ttyAMA0) -> console.log, the KTAP
+  channel the guest init writes (ttyS1; arm64: the virtio console hvc0) ->
+  ktap.log, QEMU's own output -> qemu.log.  Each architecture's QEMU,
+  machine, CPU, console and channel: base/arches.py.
 * TCG by default.  KVM is used only after a probe boot proved that it reaches
   the guest init within a hard timeout (on some hosts ``-enable-kvm`` hangs
   at "Booting from ROM"); the verdict is cached for the process and, keyed by
@@ -22,7 +24,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from base import atomic, paths
+from base import arches, atomic, paths
 from base.log import info, SlabconvError
 
 
@@ -30,25 +32,8 @@ END_MARKER = b"# slabconv: end"
 PROBE_MARKER = b"slabconv-init: probe ok"
 
 
-@dataclass(frozen=True)
-class Arch:
-    qemu: str
-    machine: str
-    console: str
-    package: str
-    cpu_tcg: str = "max"
-    cpu_kvm: str = "host"
-
-
-ARCHES = {
-    "x86_64": Arch("qemu-system-x86_64", "q35", "ttyS0", "qemu-system-x86"),
-    # 32-bit guest (the slub-i386 configuration); same Debian package.  TCG's
-    # "max" CPU says AuthenticAMD family 6, which a 32-bit kernel takes for an
-    # Athlon that is not SMP-certified (a WARNING at the second CPU's boot):
-    # the same CPU with Intel's vendor string.
-    "i386": Arch("qemu-system-i386", "q35", "ttyS0", "qemu-system-x86",
-                 cpu_tcg="max,vendor=GenuineIntel"),
-}
+# The guests' QEMU (binary, machine, CPU, console, KTAP channel): base/arches.py.
+ARCHES = arches.ARCHES
 
 
 @dataclass
@@ -66,12 +51,8 @@ class QemuRun:
     extra: dict = field(default_factory=dict)
 
 
-def arch_info(arch: str) -> Arch:
-    try:
-        return ARCHES[arch]
-    except KeyError:
-        raise SlabconvError(f"boot: unsupported arch {arch!r} "
-                            f"(supported: {', '.join(ARCHES)})", exit_code=2)
+def arch_info(arch: str) -> arches.Arch:
+    return arches.get(arch)
 
 
 def _chardev_path(p: Path) -> str:
@@ -87,7 +68,7 @@ def command(image: Path, initrd: Path, append: str, *, arch: str = "x86_64",
     binary = shutil.which(a.qemu)
     if not binary:
         raise SlabconvError(f"'{a.qemu}' not found; install the Debian package "
-                            f"'{a.package}'", exit_code=3)
+                            f"'{a.qemu_package}' (sh scripts/install-deps.sh boot)", exit_code=3)
     return [
         binary, "-machine", a.machine, "-accel", accel,
         "-cpu", a.cpu_kvm if accel == "kvm" else a.cpu_tcg,
@@ -96,8 +77,8 @@ def command(image: Path, initrd: Path, append: str, *, arch: str = "x86_64",
         "-m", memory, "-smp", f"{smp},sockets={smp},cores=1,threads=1",
         "-nographic", "-no-reboot", "-monitor", "none", "-nic", "none",
         "-chardev", f"file,id=ser0,path={_chardev_path(console_log)}",
-        "-chardev", f"file,id=ser1,path={_chardev_path(ktap_log)}",
-        "-serial", "chardev:ser0", "-serial", "chardev:ser1",
+        "-serial", "chardev:ser0",
+        *(x.replace("{path}", _chardev_path(ktap_log)) for x in a.ktap_channel),
         *devices,
         "-kernel", str(image), "-initrd", str(initrd), "-append", append,
     ]

@@ -147,6 +147,13 @@ def bisect_configs(args) -> tuple:
     return tuple(c for c in comma_list(v) if c != "none")
 
 
+def bisect_why(args) -> str:
+    """Why the per-patch check does not run when bisect_configs(args) is
+    empty: what the command line said."""
+    v = getattr(args, "bisect_configs", None)
+    return "not asked for" if v is None else f"--bisect-configs {v if v.strip() else repr(v)}"
+
+
 def check_options(args) -> dict:
     """verify_applied()'s keyword arguments from the command line."""
     cov = getattr(args, "coverage_configs", None)
@@ -157,4 +164,5 @@ def check_options(args) -> dict:
     return {"layout": not getattr(args, "no_layout", False),
             "checkpatch": not getattr(args, "no_checkpatch", False),
             "nullcheck": False if getattr(args, "no_nullcheck", False) else None,
-            "coverage_configs": cov, "runtime_configs": rt}
+            "coverage_configs": cov, "runtime_configs": rt,
+            "variability": not getattr(args, "no_variability", False)}

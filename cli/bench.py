@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import tempfile
 import time
@@ -14,8 +15,9 @@ from regen import series, spatch, template, worktree
 from regen.source import series_dir
 from regen.worktree import BASE_TAG
 from report import results
-from verify import configtable
+from verify import configtable, tree as vtree, variability_builds
 from verify.bisect import ConfigResult
+from verify.bisect_tree import Repo
 from .apply import apply_series, source
 from .boots import boot_matrix
 from .checks import verify_applied
@@ -139,6 +141,55 @@ def runtime_lines(figures: dict) -> str:
     return "\n".join(out)
 
 
+def variability_figures(ap, config: str) -> dict:
+    """What the variability builds (verify/variability_builds.py) add to the
+    per-patch check in `config`, over the whole series: cold (their build
+    directories made afresh: snapshot, O= copy, flipped .config, every object
+    compiled; ccache as the cache has it, its hits counted) and warm (the
+    same series again: every result kept by commit).  The unflipped side is
+    the per-patch check's own build, so only the flipped directories count;
+    the load average is kept with the figures (a shared machine)."""
+    repo = Repo(ap.tree)
+    base = repo.rev(BASE_TAG)
+    commits = repo.series(base, "HEAD")
+    deltas = {sha: repo.delta(base, sha) for sha, _ in commits}
+    ident = f"{ap.src.source_id}@{ap.baseline_id[:12]}"
+    out_root = paths.cache_dir("build", ap.src.version)
+    key = verify.build_key(config, ident, verify.kbuild.DEFAULT_TARGETS,
+                           verify.kconfig.tree_version(ap.src.tree))
+    for d in out_root.glob(f"var-{config}-{key}-*"):       # cold: new build directories
+        vtree.remove(d)
+    out = {"config": config, "load_before": [round(x, 2) for x in os.getloadavg()]}
+    for kind in ("cold", "warm"):
+        info("bench", f"variability builds in {config}, {kind}")
+        r = variability_builds.check(repo, commits, deltas, base, out_root, [config],
+                                     ap.src.tree, ident, jobs=2, on_side={})
+        flips = [f for f in r.flips if f.symbols and f.held and not f.covered_by]
+        out[kind] = {"seconds": round(r.seconds, 1),
+                     "analysis_seconds": round(r.analysis_seconds, 1),
+                     "flip_build_seconds": round(sum(f.seconds for f in flips), 1),
+                     "ok": r.ok}
+        out.update(symbols=len(r.symbols), flipped_configs=len(flips),
+                   object_builds=len(r.builds),
+                   not_flipped=len({(x["config"], x["symbol"]) for p in r.patches
+                                    for x in p.not_flipped}),
+                   failed=[p.index for p in r.patches if p.failed])
+    out["load_after"] = [round(x, 2) for x in os.getloadavg()]
+    return out
+
+
+def variability_lines(v: dict) -> str:
+    if not v:
+        return "  variability builds: not measured"
+    return (f"  variability builds ({v['config']}, added to the per-patch check): "
+            f"{v['symbols']} symbols, {v['flipped_configs']} flipped configurations, "
+            f"{v['object_builds']} object builds ({len(v['failed'])} patches failing), "
+            f"{v['not_flipped']} flips Kconfig refused; cold {duration(v['cold']['seconds'])} "
+            f"(analysis {v['cold']['analysis_seconds']}s, flipped builds "
+            f"{duration(v['cold']['flip_build_seconds'])}), warm {duration(v['warm']['seconds'])}; "
+            f"load {v['load_before'][0]} -> {v['load_after'][0]} on {os.cpu_count()} cores")
+
+
 def failures(figures: dict, builds) -> list[str]:
     """The steps of a bench run that failed: a kernel that did not build, a
     guest that did not pass."""
@@ -148,6 +199,10 @@ def failures(figures: dict, builds) -> list[str]:
         out.append("the full build (fresh O=, no ccache) failed")
     out += [f"{name}: {g['verdict']}" for name, g in figures.get("boot", {}).items()
             if g["verdict"] != "pass"]
+    v = figures.get("variability") or {}
+    if v.get("failed"):
+        out.append(f"variability builds: patches {', '.join(map(str, v['failed']))} do not "
+                   f"build with a symbol flipped in {v['config']}")
     return out
 
 
@@ -197,6 +252,8 @@ def cmd_bench(args) -> int:
         figures["full_build_seconds"] = round(time.monotonic() - t0, 1)
         figures["full_build_ok"] = full.ok
 
+    figures["variability"] = variability_figures(ap, args.config)
+
     m, boots = boot_matrix(g, "bench")
     if m is not None:
         figures["boot"] = boot_figures(m)
@@ -223,6 +280,7 @@ def cmd_bench(args) -> int:
           f"({'ok' if figures['full_build_ok'] else 'FAILED'})")
     if "boot" in figures:
         print(boot_lines(figures))
+    print(variability_lines(figures["variability"]))
     figures["runtime_bisect"] = runtime_figures(src.version)
     print(runtime_lines(figures["runtime_bisect"]))
     figures["main_job"] = main_job_figures(src.version)

@@ -13,24 +13,27 @@ from pathlib import Path
 
 import verify
 from base import atomic, paths
+from base.cliutil import comma_list
 from base.log import info, SlabconvError
 from regen import field_users, manifest, upstream
 from regen.source import series_dir
 from regen.worktree import BASE_TAG
 from report import results as recorded
 from verify import (bisect, checkpatch, compiled, configtable, kconfig, layout, messages,
-    nullcheck, objdiff, readability, residue)
+    nullcheck, objdiff, readability, residue, variability_builds)
+from verify.bisect_tree import Repo
 from verify.field_users import coverage
 from verify.gates import Gates
 from .apply import (applicable_configs, Applied, applied_series, asked_configs, bisect_configs,
-    check_options, source)
+                    bisect_why, check_options, source)
 from .boots import BOOT_JOBS, patch_guest
 
 
 def verify_applied(ap: Applied, config=None, bisect_configs=None, *,
                    layout: bool = True, checkpatch: bool = True, tree_gates: bool = True,
                    coverage_configs=None, runtime_configs=None,
-                   nullcheck: bool | None = None) -> Gates:
+                   nullcheck: bool | None = None, bisect_why: str = "not asked for",
+                   variability: bool = True) -> Gates:
     """Every check of the applied series (verify/gates.py), the cheap ones
     first: checkpatch, the commit messages and the readability report on
     every patch; slab_null.cocci at every patch; struct slab's layout
@@ -39,7 +42,8 @@ def verify_applied(ap: Applied, config=None, bisect_configs=None, *,
     configuration of `config` (a name or a sequence, the first the primary
     one; default: the table's verify set); every patch on its own in each of
     `bisect_configs` (verify.bisect; default: the per-patch set; (): not
-    run), and in each of those that is in `runtime_configs` (default: the
+    run, for the reason `bisect_why`: the command line's when it asked for
+    none), and in each of those that is in `runtime_configs` (default: the
     runtime set) every patch's kernel booted with the in-guest tests
     (verify/runtime.py); the changed lines no build compiled
     (verify/compiled.py) after building the patched tree in each of
@@ -49,7 +53,9 @@ def verify_applied(ap: Applied, config=None, bisect_configs=None, *,
     last and whose JSON report is runs/verify-<version>.json.  layout=False /
     checkpatch=False / tree_gates=False (the field users and the residue):
     not run, and said so (boot builds kernels through here).  nullcheck
-    (default: as tree_gates): False: not run."""
+    (default: as tree_gates): False: not run.  variability: the per-patch
+    check's variability builds (verify/variability_builds.py); False: not
+    run, and said so."""
     t0 = time.monotonic()
     config = configtable.names("verify") if config is None else config
     configs = [config] if isinstance(config, str) else list(config)
@@ -97,10 +103,12 @@ def verify_applied(ap: Applied, config=None, bisect_configs=None, *,
                                        runtime_configs=[c for c in runtime_configs
                                                         if c in bisect_configs],
                                        guest=patch_guest, boot_jobs=BOOT_JOBS,
-                                       code=code_expectations())
+                                       code=code_expectations(), variability=variability)
+        if not variability:
+            g.not_run["variability"] = "--no-variability"
         print(g.bisect.summary)
     else:
-        g.not_run["per-patch"] = "--bisect-configs none"
+        g.not_run["per-patch"] = bisect_why
     coverage_builds = {}
     if coverage_configs is not None:
         g.compiled, g.coverage_failed = compiled_lines_check(ap, g.builds, coverage_configs,
@@ -153,8 +161,49 @@ def cmd_verify(args) -> int:
     if bisect_set:
         bisect_set = applicable_configs(ap.src, bisect_set, "bisect")
     g = verify_applied(ap, applicable_configs(ap.src, asked_configs(args, "verify")), bisect_set,
-                       **opts)
+                       bisect_why=bisect_why(args), **opts)
     return 0 if g.ok else 1
+
+
+def cmd_variability(args) -> int:
+    """The variability analysis and its builds alone (verify/variability_builds.py),
+    on the applied series, without the per-patch check's own builds (the
+    unflipped side is built here too)."""
+    configs = list(comma_list(args.configs)) if args.configs else list(configtable.names("per-patch"))
+    ap = applied_series(args, configs)
+    configs = applicable_configs(ap.src, configs, "variability")
+    repo = Repo(ap.tree)
+    base = repo.rev(BASE_TAG)
+    commits = repo.series(base, "HEAD")
+    only = _patch_numbers(args.patches, len(commits)) if args.patches else None
+    deltas = {sha: repo.delta(base, sha) for sha, _ in commits}
+    ident = f"{ap.src.source_id}@{ap.baseline_id[:12]}"
+    r = variability_builds.check(repo, commits, deltas, base,
+                                 paths.cache_dir("build", ap.src.version), configs, ap.src.tree,
+                                 ident, jobs=args.jobs, only=only, build=not args.analyse_only,
+                                 symbols=comma_list(args.symbols) if args.symbols else None)
+    print(r.summary())
+    out = paths.cache_dir("runs") / f"variability-{ap.src.version}.json"
+    out.write_text(json.dumps(r.to_dict(), indent=1) + "\n")
+    if args.json:
+        Path(args.json).write_text(json.dumps(r.to_dict(), indent=1) + "\n")
+    print(f"report {out}")
+    return 0 if r.ok else 1
+
+
+def _patch_numbers(spec: str, n: int) -> set:
+    """'14', '1-20,33': patch numbers (1-based); exit 2 on anything else."""
+    out = set()
+    for part in comma_list(spec):
+        a, _, b = part.partition("-")
+        try:
+            lo, hi = int(a), int(b or a)
+        except ValueError:
+            raise SlabconvError(f"--patches: not a patch number or range: {part!r}", exit_code=2)
+        if not 1 <= lo <= hi <= n:
+            raise SlabconvError(f"--patches: {part} is not within 1-{n}", exit_code=2)
+        out.update(range(lo, hi + 1))
+    return out
 
 
 def _patched_builds(results) -> dict:

@@ -20,9 +20,10 @@ from base.log import info, SlabconvError, Stages
 from report import reproduce
 from verify import checkpatch, configtable, layout, residue
 from .apply import (applicable_configs, applied_series, apply_series, asked_configs, bisect_configs,
-    check_options, do_regen, source)
+                    bisect_why, check_options, do_regen, source)
 from .boots import boot_all, BOOT_JOBS
-from .checks import cmd_checkpatch, cmd_layout, cmd_residue, cmd_verify, verify_applied
+from .checks import (cmd_checkpatch, cmd_layout, cmd_residue, cmd_variability, cmd_verify,
+    verify_applied)
 
 
 def cmd_boot(args) -> int:
@@ -102,7 +103,8 @@ def cmd_all(args) -> int:
     if bisect_set:
         bisect_set = applicable_configs(src, bisect_set, "bisect")
     stages.start(MAIN_STEPS[2])
-    g = verify_applied(ap, applicable_configs(src, configs), bisect_set, **opts)
+    g = verify_applied(ap, applicable_configs(src, configs), bisect_set,
+                       bisect_why=bisect_why(args), **opts)
     stages.start(MAIN_STEPS[3])
     boots = boot_all(g)
     ok = g.ok and all(b is not None and b.passed for b in boots.values())
@@ -172,6 +174,18 @@ COMMANDS = {   # name -> (function, one-line help, description, example)
                    "Run the baseline tree's scripts/checkpatch.pl on every patch of the series\n"
                    "as written; findings the baseline has already are marked inherited.",
                    "slabconv checkpatch --kernel 5.10 --strict"),
+    "variability": (cmd_variability, "the variability analysis alone: per patch, the Kconfig "
+                                     "symbols that change what its changed lines compile to, "
+                                     "each flipped and built",
+                    "Apply the series and, per patch, find the CONFIG_ symbols that change what\n"
+                    "its changed lines compile to (the #ifs around them, the macros, functions\n"
+                    "and types they use), flip each one in the first per-patch configuration\n"
+                    "that compiles the file (scripts/config, olddefconfig, the flip checked)\n"
+                    "and build the objects holding the lines, the symbol on and off.  The\n"
+                    "report is $SLABCONV_CACHE/runs/variability-<version>.json; exit 1 when a\n"
+                    "flipped build fails.  `make verify` runs the same as part of the\n"
+                    "per-patch check.",
+                    "slabconv variability --patches 14 --configs slub"),
     "residue": (cmd_residue, "apply the series and list the uses of struct page left in the "
                              "slab code, allowed or not (cocci/residue.toml)",
                 "Apply the series and list the uses of struct page left in the slab code,\n"
@@ -190,6 +204,21 @@ def add_commands(sub, common, bench) -> None:
         common(p)
         p.add_argument("--output", "-o", default=None, help="the series directory")
         p.set_defaults(func=func or funcs[name])
+        if name == "variability":
+            p.add_argument("--configs", default=None,
+                           help="base configurations, in order (default: the per-patch set, "
+                                f"{','.join(configtable.names('per-patch'))})")
+            p.add_argument("--patches", default=None,
+                           help="patch numbers to analyse and build: 14 or 1-20,33 "
+                                "(default: every patch)")
+            p.add_argument("--symbols", default=None,
+                           help="flip and build only these symbols (comma-separated, without "
+                                "CONFIG_); the others found are listed as not flipped")
+            p.add_argument("--analyse-only", action="store_true",
+                           help="report the symbols and the flips; build nothing")
+            p.add_argument("--jobs", "-j", type=int, default=2, help="make -j (default 2)")
+            p.add_argument("--json", default=None, help="also write the JSON report here")
+            continue
         if name in ("layout", "checkpatch", "residue"):
             {"layout": layout, "checkpatch": checkpatch, "residue": residue}[name].add_arguments(p)
             continue
@@ -222,6 +251,9 @@ def _verify_options(p, main: bool) -> None:
                         "skips the changed-lines check; default: %(default)s)")
     p.add_argument("--no-checkpatch", action="store_true",
                    help="do not run checkpatch on the patches (listed as not run)")
+    p.add_argument("--no-variability", action="store_true",
+                   help="no variability builds in the per-patch check (verify/"
+                        "variability_builds.py; listed as not run)")
     p.add_argument("--no-nullcheck", action="store_true",
                    help="do not run cocci/rules/slab_null.cocci at every patch "
                         "(verify/nullcheck.py; listed as not run)")

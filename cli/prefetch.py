@@ -8,8 +8,10 @@ index:
     TREE=): cache/apt/<state>/debs/ and the read-only tree cache/src/;
   * the busybox of each foreign guest architecture among the
     configurations the run boots (boot.busybox.for_arch: i386 for
-    slub-i386, busybox-static:i386 from bookworm main):
-    cache/apt/bookworm-i386/debs/ and cache/boot/busybox-i386/.
+    slub-i386, busybox-static:i386 from bookworm main; arm64 for the arm64
+    configurations, busybox-static:arm64 from the machine's own apt sites
+    for bookworm main): cache/apt/bookworm-<arch>/debs/ and
+    cache/boot/busybox-<arch>/.
 
 Everything else a guest or a check uses is on the machine already (the
 host's busybox for x86_64 guests, QEMU, the compilers: scripts/install-deps.sh).

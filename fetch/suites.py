@@ -30,7 +30,9 @@ _STABLE = ("stable", "oldstable", "oldoldstable")        # preferred in this ord
 # packages: name -> (suite, Debian architecture).  The system's dpkg
 # status is not read.  The i386 guest's busybox-static (boot/busybox.py):
 # bookworm main only, which has the version of this machine's own busybox.
-FOREIGN: dict[str, tuple[str, str]] = {"bookworm-i386": ("bookworm", "i386")}
+# The arm64 guest's (base/arches.py) from the same suite.
+FOREIGN: dict[str, tuple[str, str]] = {"bookworm-i386": ("bookworm", "i386"),
+                                       "bookworm-arm64": ("bookworm", "arm64")}
 
 _VERSION_RE = re.compile(r"^[1-9][0-9]*\.[0-9]+$")
 

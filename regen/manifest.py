@@ -96,6 +96,16 @@ class Step:
 #       times or more with the same first group (or N times, without a
 #       group); several such lines: where any of them holds.  A run is
 #       saved where none holds (regen/after.py)
+#   // slabconv: nullable-macros NAME
+#       the rule runs with -D NAME=m1,m2,...: the function-like macros that
+#       some configuration defines as NULL, read off the definitions in the
+#       step's files and the headers they include (regen/nullable.py; "-"
+#       for none)
+#   // slabconv: locals-first RULE
+#       before the rule runs, the struct page locals that the report rule
+#       RULE (a path under cocci/, run over the step's files with its own
+#       directives honoured) reports are converted to struct slab, each with
+#       slab_var.cocci as `convert = "local"` would (regen/series.py)
 DIRECTIVE = "// slabconv:"
 
 
@@ -121,17 +131,39 @@ class ActsWhere:
         return len(found) >= self.count
 
 
-def directives(rule: Path) -> list[SplitDeclaration | ActsWhere]:
+@dataclass(frozen=True)
+class NullableMacros:
+    define: str                  # the -D name that gets the macros
+    where: str                   # the directive's file:line
+
+
+@dataclass(frozen=True)
+class LocalsFirst:
+    rule: str                    # the report rule, relative to cocci/
+    where: str                   # the directive's file:line
+
+
+def directives(rule: Path) -> list[SplitDeclaration | ActsWhere | NullableMacros | LocalsFirst]:
     """The directives of a rule file's `// slabconv:` lines; an unknown
-    one is an error at its file and line."""
-    out: list[SplitDeclaration | ActsWhere] = []
+    one, or a locals-first rule that does not exist, is an error at its
+    file and line."""
+    out: list[SplitDeclaration | ActsWhere | NullableMacros | LocalsFirst] = []
     for n, line in enumerate(rule.read_text(errors="replace").splitlines(), 1):
         if line.startswith(DIRECTIVE):
             text = line[len(DIRECTIVE):].strip()
             split = re.fullmatch(r"split-declaration (\w+) in (\w+)", text)
             acts = re.fullmatch(r"acts-where (\d+) (.+)", text)
+            nullable = re.fullmatch(r"nullable-macros (\w+)", text)
+            first = re.fullmatch(r"locals-first (\S+\.cocci)", text)
             if split:
                 out.append(SplitDeclaration(split.group(1), split.group(2), f"{rule}:{n}"))
+            elif nullable:
+                out.append(NullableMacros(nullable.group(1), f"{rule}:{n}"))
+            elif first:
+                if not (rule.parent.parent / first.group(1)).is_file():
+                    raise SlabconvError(f"{rule}:{n}: locals-first: {first.group(1)} does not "
+                                        f"exist in {rule.parent.parent}", 2)
+                out.append(LocalsFirst(first.group(1), f"{rule}:{n}"))
             elif acts:
                 try:
                     pattern = re.compile(acts.group(2), re.M)
@@ -141,7 +173,9 @@ def directives(rule: Path) -> list[SplitDeclaration | ActsWhere]:
             else:
                 raise SlabconvError(f"{rule}:{n}: unknown directive '{line.strip()}' "
                                     f"(known: '{DIRECTIVE} split-declaration VAR in FN', "
-                                    f"'{DIRECTIVE} acts-where N REGEX')", 2)
+                                    f"'{DIRECTIVE} acts-where N REGEX', "
+                                    f"'{DIRECTIVE} nullable-macros NAME', "
+                                    f"'{DIRECTIVE} locals-first RULE')", 2)
     return out
 
 
@@ -202,6 +236,9 @@ class Entry:
     # on a kernel that has struct slab: what shows that upstream made this
     # change in its own way (all must hold; regen/upstream.py)
     upstream: list[Expect] = field(default_factory=list)
+    # set by regen: the conversions a locals-first directive of one of its
+    # rules added (regen/series.py)
+    added: list = field(default_factory=list)
     # set by regen: the series' after-rules ("cocci/rules/x.cocci") that
     # changed nothing in this entry (its commit message names only what
     # made the patch)

@@ -16,7 +16,7 @@ from base import paths
 from base.lock import locked
 from base.log import info, SlabconvError
 from . import (after, callers, comments, declsplit, effects, guard, kerneldoc, manifest, members,
-               side, spatch, template, tidy, upstream, usage, visibility)
+               nullable, side, spatch, template, tidy, upstream, usage, visibility)
 from .spatch import SpatchCrash
 from .worktree import Identity, WorkTree
 
@@ -77,7 +77,7 @@ def _sources(entry: manifest.Entry) -> list[str]:
     """The steps' sources, without the after-rules that changed nothing in
     this entry (entry.quiet)."""
     return [", ".join(i for i in map(str.strip, s.source.split(",")) if i not in entry.quiet)
-            if s.alone else s.source for s in entry.steps]
+            if s.alone else s.source for s in entry.steps + entry.added]
 
 
 def commit_message(series: manifest.Series, entry: manifest.Entry, identity: Identity) -> str:
@@ -121,10 +121,27 @@ def _page_param(step: manifest.Step, tree: Path) -> tuple[int, str] | None:
     return None
 
 
-def _defines(step: manifest.Step, tree: Path) -> dict[str, str]:
-    """The step's -D values; a parameter conversion also gets argpos, the
-    position of fn's struct page parameter (the callers' rule needs it in
-    files that do not define fn)."""
+def directive_defines(root: Path, rules: list[str], files: list[str], tree: Path) -> dict[str, str]:
+    """The -D values the nullable-macros directives of `rules` ask for:
+    the macros some configuration defines as NULL that code in `files`
+    can use (regen/nullable.py)."""
+    names = [d.define for r in rules for d in manifest.directives(root / r)
+             if isinstance(d, manifest.NullableMacros)]
+    if not names:
+        return {}
+    value = nullable.define(nullable.macros(tree, files))
+    return {n: value for n in names}
+
+
+def _defines(step: manifest.Step, tree: Path, root: Path | None = None) -> dict[str, str]:
+    """The step's -D values (with those its rules' directives ask for,
+    given the cocci/ directory `root`); a parameter conversion also gets
+    argpos, the position of fn's struct page parameter (the callers' rule
+    needs it in files that do not define fn)."""
+    if root is not None and step.kind == "rule":
+        extra = directive_defines(root, step.rules, step.files, tree)
+        if extra:
+            step = replace(step, defines={**step.defines, **extra})
     if step.convert != "param":
         return step.defines
     found = _page_param(step, tree)
@@ -154,9 +171,10 @@ def _batch_rule(series: manifest.Series, batch: list[manifest.Step], tree: Path,
         rule = series.root / first.path
         if first.chain:
             rule = spatch.compose([series.root / r for r in first.rules], scratch)
-        return rule, _defines(first, tree)
+        return rule, _defines(first, tree, series.root)
     return spatch.compose_instances(
-        [([series.root / r for r in st.rules], _defines(st, tree), not st.convert) for st in batch],
+        [([series.root / r for r in st.rules], _defines(st, tree, series.root), not st.convert)
+         for st in batch],
         scratch)
 
 
@@ -195,6 +213,64 @@ def prepare(series: manifest.Series, step: manifest.Step, tree: Path) -> None:
                 new = declsplit.split(old, step.defines[d.fn], step.defines[d.var])
                 if new != old:
                     (tree / f).write_text(new)
+
+
+def locals_first(series: manifest.Series, step: manifest.Step, tree: Path,
+                 what: str = "") -> tuple[list[manifest.Step], list[usage.Found]]:
+    """The conversions that the locals-first directives of the step's rules
+    ask for on `tree` as it is now: each struct page local that the
+    directive's report rule finds in the step's files becomes a struct slab
+    (slab_var.cocci, as the usage pass converts a local: named `slab`, or
+    keeping its name where the function has a `slab` already).  Returns
+    the steps and what was found."""
+    found: list[usage.Found] = []
+    for d in (d for r in step.rules for d in manifest.directives(series.root / r)
+              if isinstance(d, manifest.LocalsFirst)):
+        files = [f for f in step.files if (tree / f).is_file()]
+        if not files:
+            continue
+        defines = directive_defines(series.root, [d.rule], files, tree)
+        out = spatch.report_rule(series.root / d.rule, tree, files, defines=defines,
+                                 what=f"{what}: {d.where}")
+        found += [x for x in usage.parse(out) if x not in found]
+    steps, _ = usage.steps_for(tree, found)   # a local is never left out
+    return steps, found
+
+
+def take_locals_first(series: manifest.Series, batch: list[manifest.Step],
+                      queue: list[list[manifest.Step]], asked: set[int], tree: Path,
+                      what: str, added: list[manifest.Step]) -> list[manifest.Step] | None:
+    """Where a step of `batch` has a locals-first directive not yet carried
+    out: the steps before it are the batch to run now (the rest goes back
+    on `queue`); at the step itself, its conversions are put on the queue
+    before it (and slab_fold.cocci at the end, unless a later step folds
+    already), added to `added`, and None is returned: take the queue's
+    next batch.  `asked`: the ids of the steps carried out."""
+    first = next((i for i, st in enumerate(batch) if id(st) not in asked
+                  and st.kind == "rule" and _asks_locals_first(series, st)), None)
+    if first is None:
+        return batch
+    if first > 0:
+        queue.insert(0, batch[first:])
+        return batch[:first]
+    asked.add(id(batch[0]))
+    extra, found = locals_first(series, batch[0], tree, what)
+    for x in found:
+        info("regen", f"    locals-first: {x.describe()}: holds a value that is NULL in some "
+                      f"configuration")
+    if not extra:
+        return batch
+    later = [st for b in queue for st in b]
+    fold = [] if any(manifest.FOLD in st.rules for st in later) else usage.fold_steps(tree, extra)
+    added += extra + fold
+    queue[:0] = batches(extra) + [batch]
+    queue += batches(fold)
+    return None
+
+
+def _asks_locals_first(series: manifest.Series, step: manifest.Step) -> bool:
+    return any(isinstance(d, manifest.LocalsFirst)
+               for r in step.rules for d in manifest.directives(series.root / r))
 
 
 def _run_batch(series: manifest.Series, batch: list[manifest.Step], wt: WorkTree,
@@ -241,12 +317,18 @@ def apply_entry(series: manifest.Series, entry: manifest.Entry, wt: WorkTree) ->
     start = {f: (tree / f).read_bytes() if (tree / f).is_file() else None for f in entry.files}
     n = 0
     queue = batches(entry.steps)
+    asked: set[int] = set()             # the steps whose locals-first conversions were made
+    entry.added = []
     while queue:
         batch = queue.pop(0)
         ready = _ready(batch, tree)
         if ready < len(batch):          # a later step needs what this part makes
             queue.insert(0, batch[ready:])
             batch = batch[:ready]
+        batch = take_locals_first(series, batch, queue, asked, tree,
+                                  f"entry '{entry.id}' ({entry.subject})", entry.added)
+        if batch is None:               # conversions to make first: queued before it
+            continue
         nums = list(range(n + 1, n + 1 + len(batch)))
         n += len(batch)
         labels = [f"{k} ({st.describe()}{'' if st.kind != 'rule' or not st.defines.get('fn') else ' fn=' + st.defines['fn']})"
@@ -553,8 +635,8 @@ def cover_blurb(series: manifest.Series, skipped, base: str = "") -> str:
     lines = [series.blurb] + (["", base] if base else [])
     if not skipped:
         return "\n".join(lines)
-    lines += ["", "Steps of the original series that this kernel does not have "
-              "(no patch):"]
+    lines += ["", "Steps of the original series with no patch of their own here "
+              "(each says why):"]
     for _, subject, reason in skipped:
         lines.append(f"  {subject}")
         lines.extend(f"    {ln}" for ln in textwrap.wrap(reason, 66))

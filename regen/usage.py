@@ -179,6 +179,15 @@ def _callers(tree: Path, f: str, fn: str) -> list[str]:
     return [f] + sorted(names)
 
 
+def names_slab(body: str) -> bool:
+    """Whether code of a function names something `slab` that a local of
+    that name would clash with: in code, not in a comment or a string, and
+    not a member (`c->slab`, `x.slab`)."""
+    code = re.sub(r"/\*.*?\*/|//[^\n]*|\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*'", " ",
+                  body, flags=re.S)
+    return re.search(r"(?<!->)(?<!\.)\bslab\b", code) is not None
+
+
 def steps_for(tree: Path, found: list[Found]) -> tuple[list[manifest.Step], list[Found]]:
     """The conversion steps of what was found, and what is left out (the
     new name `slab` is taken in the function: the conversion would clash)."""
@@ -190,7 +199,7 @@ def steps_for(tree: Path, found: list[Found]) -> tuple[list[manifest.Step], list
             continue
         seen.add((x.kind, x.fn, x.var))
         body = _function_text((tree / x.file).read_text(errors="replace"), x.fn)
-        clash = x.var != "slab" and re.search(r"\bslab\b", body) is not None
+        clash = x.var != "slab" and names_slab(body)
         if x.kind == "param":
             if clash:
                 left.append(x)

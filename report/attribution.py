@@ -202,6 +202,7 @@ def replay_entry(series, entry, patch: P.Patch, repo: Path, commit: str, work: P
     start = {f: text(f) for f in entry.files}
     stepno = {id(st): i for i, st in enumerate(entry.steps, 1)}
     queue = S.batches(entry.steps)
+    asked: set[int] = set()
     try:
         while queue:
             batch = queue.pop(0)
@@ -209,16 +210,25 @@ def replay_entry(series, entry, patch: P.Patch, repo: Path, commit: str, work: P
             if ready < len(batch):
                 queue.insert(0, batch[ready:])
                 batch = batch[:ready]
+            added: list = []        # as regen: a locals-first directive's conversions first
+            got = S.take_locals_first(series, batch, queue, asked, tree.path,
+                                      f"attribution {entry.id}", added)
+            for st in added:        # numbered as the step that asked for them
+                stepno[id(st)] = stepno[id(batch[0])]
+            if got is None:
+                continue
+            batch = got
             files = batch[0].files
             before = {f: text(f) for f in files if (tree.path / f).is_file()}
             renamed = [(st, found[1]) for st in batch
                        if (found := S._page_param(st, tree.path)) is not None]
             if batch[0].kind == "rule":
-                defines = [S._defines(st, tree.path) for st in batch]   # as regen: before the run
+                defines = [S._defines(st, tree.path, series.root) for st in batch]   # as regen
                 for st, defs in zip(batch, defines):
                     k = stepno[id(st)]
                     detail = " ".join(f"{a}={defs[a]}" for a in ("fn", "var") if a in defs)
-                    if any(M.directives(series.root / r) for r in st.rules):
+                    if any(isinstance(d, M.SplitDeclaration)
+                           for r in st.rules for d in M.directives(series.root / r)):
                         piece(k, "regen/declsplit.py", detail, st.files,
                               lambda st=st: S.prepare(series, st, tree.path))
                     for r in st.rules:

@@ -25,7 +25,10 @@ SUBJECT_PREFIX_RE = re.compile(r"^\[PATCH[^\]]*\]\s*")
 NUMBERED_RE = re.compile(r"^(\d{4})-.*\.patch$")
 # regen/series.py entries_report(): "STATUS(15) SUBJECT", evidence indented 16
 ENTRIES_TOTAL_RE = re.compile(r"^\d+ applied, \d+ upstream, \d+ not applicable$")
-SKIPPED_HEAD = "Steps of the original series that this kernel does not have"
+# the heading of the skipped steps (regen/series.py cover_blurb()), and the
+# one a series regenerated before it was reworded has
+SKIPPED_HEAD = ("Steps of the original series with no patch of their own here",
+                "Steps of the original series that this kernel does not have")
 
 
 @dataclass

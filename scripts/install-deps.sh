@@ -17,8 +17,13 @@
 set -eu
 
 CORE="python3 git coccinelle perl xz-utils rsync"
-BUILD="gcc make bc flex bison libelf-dev libssl-dev ccache sparse"
-BOOT="qemu-system-x86 cpio busybox-static"
+# The architectures of verify/configs.toml: each one's cross compiler (build)
+# and QEMU (boot), as base/arches.py names them (tests/test_deps_groups.py
+# checks that every arch of the table has its packages here).
+ARCH_BUILD="gcc-aarch64-linux-gnu"
+ARCH_BOOT="qemu-system-arm"
+BUILD="gcc make bc flex bison libelf-dev libssl-dev ccache sparse $ARCH_BUILD"
+BOOT="qemu-system-x86 $ARCH_BOOT cpio busybox-static"
 DISTCC="distcc"
 BROWSER="chromium python3-pil"
 TEST="python3-pytest"

@@ -37,6 +37,8 @@ from pathlib import Path
 
 ELF_I386 = (b"\x7fELF\x01\x01\x01" + bytes(9) + (2).to_bytes(2, "little")
             + (3).to_bytes(2, "little") + bytes(44))       # ET_EXEC, EM_386
+ELF_ARM64 = (b"\x7fELF\x02\x01\x01" + bytes(9) + (2).to_bytes(2, "little")
+             + (183).to_bytes(2, "little") + bytes(60))     # ET_EXEC, EM_AARCH64
 
 
 def build_deb(dest: Path, package: str, version: str, arch: str,

@@ -60,3 +60,25 @@ def table_with(tmp_path, monkeypatch, extra: str) -> Path:
     f.write_text(configtable.TABLE_FILE.read_text() + "\n" + extra)
     monkeypatch.setattr(configtable, "TABLE_FILE", f)
     return f
+
+
+def assert_fault_injection_passed(br, config: str) -> None:
+    """Init test 10 ran its cases with failures injected and passed, not
+    skipped (boot/README.md, "Fault injection"): the group, the module's
+    document, the injected-failure counters and the caches afterwards PASS;
+    every page-allocation case passes; the failslab cases pass where the
+    allocator has should_failslab() (SLAB, SLUB), SKIP under SLOB."""
+    from boot.ktap import Status
+    fi = {t.name: t for t in br.results.root.subtests}["fault_injection"]
+    assert fi.status is Status.PASS, (fi.status, fi.directive)
+    parts = {t.name: t for t in fi.subtests}
+    for name in ("slabconv_faultinj", "injected_failures", "caches_after"):
+        assert parts[name].status is Status.PASS, (name, parts[name].status, parts[name].directive)
+    cases = {t.name: t for t in parts["slabconv_faultinj"].subtests}
+    for size in (64, 512, 1024, 4096, 16384):
+        for kind in ("page_fail", "page_fail_atomic"):
+            assert cases[f"{kind}_{size}"].status is Status.PASS, (kind, size)
+    failslab = Status.SKIP if config == "slob" else Status.PASS
+    for size in (64, 4096):
+        for kind in ("failslab", "failslab_atomic"):
+            assert cases[f"{kind}_{size}"].status is failslab, (kind, size)

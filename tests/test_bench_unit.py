@@ -63,6 +63,17 @@ def faked(cache, tmp_path, monkeypatch):
     monkeypatch.setattr(bench, "series_dir", lambda src, out: tmp_path)
     monkeypatch.setattr(bench, "verify_applied", verify_applied)
     monkeypatch.setattr(bench, "boot_matrix", boot_matrix)
+
+    def variability_figures(ap, config):
+        calls["variability"] = config
+        return {"config": config, "symbols": 41, "flipped_configs": 9, "object_builds": 120,
+                "not_flipped": 30, "failed": [14, 15] if "variability" in calls["plant"] else [],
+                "cold": {"seconds": 1500.0, "analysis_seconds": 12.5,
+                         "flip_build_seconds": 1400.0, "ok": True},
+                "warm": {"seconds": 20.0, "analysis_seconds": 12.0, "flip_build_seconds": 3.0,
+                         "ok": True},
+                "load_before": [3.5, 3.0, 2.0], "load_after": [4.0, 3.5, 2.5]}
+    monkeypatch.setattr(bench, "variability_figures", variability_figures)
     monkeypatch.setattr(verify.kconfig, "configure_named", lambda *a: None)
     monkeypatch.setattr(verify.kbuild, "build", lambda *a, **k: types.SimpleNamespace(
         ok="full" not in calls["plant"]))
@@ -89,12 +100,19 @@ def test_bench_prints_and_records_every_figure(faked, capsys):
     assert rec["regen_seconds"] == [51.5, 49.75] and rec["regen_cached_seconds"] == 4.9
     assert rec["boot"]["slub-i386"]["seconds"] == 31.0 and rec["boot_passed"] is True
     assert rec["failed"] == [] and "FAILED" not in out
+    assert faked["variability"] == "slub"
+    assert ("variability builds (slub, added to the per-patch check): 41 symbols, 9 flipped "
+            "configurations, 120 object builds (0 patches failing), 30 flips Kconfig refused; "
+            "cold 25m00s (analysis 12.5s, flipped builds 23m20s), warm 20s") in out, out
+    assert rec["variability"]["cold"]["seconds"] == 1500.0
 
 
 @pytest.mark.parametrize("plant, named", [
     ("slab", "slab: the patched kernel does not build"),
     ("full", "the full build (fresh O=, no ccache) failed"),
     ("guest", "slub: FAIL"),
+    ("variability", "variability builds: patches 14, 15 do not build with a symbol flipped "
+                    "in slub"),
 ])
 def test_bench_fails_when_a_build_or_a_guest_fails(faked, capsys, plant, named):
     """The figures are written all the same; the exit code says a step failed."""

@@ -154,8 +154,13 @@ def test_kernel_message_inside_a_mirrored_ktap_line():
     assert found[0].line.startswith("WARNING: CPU: 0")
 
 
-def test_missing_log_scans_empty(tmp_path):
-    assert console.scan(tmp_path / "nope.log") == []
+def test_a_missing_log_is_a_finding_not_a_clean_scan(tmp_path):
+    found = console.scan(tmp_path / "nope.log")
+    assert [f.kind for f in found] == ["no log"]
+    assert f"{tmp_path / 'nope.log'}: no console log" in found[0].line
+    assert "nothing was scanned" in console.summarize(found, log_name="nope.log")[0]
+    (tmp_path / "empty.log").write_text("")
+    assert console.scan(tmp_path / "empty.log") == []     # scanned, nothing in it
 
 
 SLAB_CORRUPTION = """[    2.1] Slab corruption (Not tainted): kmalloc-64 start=ffff888003a0c000, len=64
@@ -476,3 +481,44 @@ def test_missing_or_wrong_usercopy_report_fails():
 def test_a_bug_before_the_usercopy_report_in_the_bracket_fails():
     text = usercopy_bracket("[   14.1] kernel BUG at mm/usercopy.c:99!\n" + usercopy_oops())
     assert kinds(text)[:1] == ["bug"]
+
+
+def usercopy_oops_arm64(ts="29.2"):
+    """arm64's report of the same rejection (5.10, no kallsyms): the BUG()'s
+    brk trap says "Internal error: Oops - BUG"."""
+    body = ("usercopy: Kernel memory exposure attempt detected from SLUB object 'slabconv_rej' "
+            "(offset 200, size 100)!\n"
+            "------------[ cut here ]------------\n"
+            "kernel BUG at mm/usercopy.c:100!\n"
+            "Internal error: Oops - BUG: 00000000f2000800 [#1] SMP\n"
+            "Modules linked in: slabconv_test(O+)\n"
+            "CPU: 1 PID: 87 Comm: slabconv_rej Tainted: G    B      O      5.10.262 #1\n"
+            "Hardware name: linux,dummy-virt (DT)\n"
+            "pc : 0xffffffc81029a96c\n"
+            "Call trace:\n"
+            " 0xffffffc81029a96c\n"
+            "---[ end trace 4b0fb2a8fdb8e2f3 ]---\n")
+    return "".join(f"[   {ts}] {x}\n" for x in body.splitlines())
+
+
+def test_arm64_usercopy_rejection_and_its_brk_trap_are_accepted_in_the_bracket():
+    assert console.scan_text(usercopy_bracket(usercopy_oops_arm64())) == []
+    # outside the bracket the trap is an Oops like any other
+    assert kinds(usercopy_oops_arm64()) == ["usercopy", "bug", "bug"]
+    # an Oops that is not a BUG() trap is not accepted in the bracket either
+    other = usercopy_oops_arm64().replace("Internal error: Oops - BUG: 00000000f2000800",
+                                          "Unable to handle kernel paging request at")
+    assert kinds(usercopy_bracket(other)) == ["oops"]
+
+
+def test_arm64s_rcu_warning_after_a_bug_is_allowed_by_its_arch_entry_only():
+    from base import arches
+    warn = "[   29.3] WARNING: CPU: 1 PID: 0 at kernel/rcu/tree.c:625 0xffffffc81029daf4\n"
+    assert kinds(warn) == ["warning"]
+    assert console.scan_text(warn, allow=arches.get("arm64").console_allow) == []
+    assert arches.get("x86_64").console_allow == ()
+    # a task's own rcu WARNING (not the idle task's) still counts
+    task = warn.replace("PID: 0 ", "PID: 71 ")
+    assert kinds(task) == ["warning"]
+    assert [f.kind for f in console.scan_text(task, allow=arches.get("arm64").console_allow)] \
+        == ["warning"]

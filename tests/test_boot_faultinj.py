@@ -1,22 +1,22 @@
 """Integration: the fault-injection guest test (init test 10) catches a
 slab page allocation failure that the kernel does not survive.
 
-The defect is the series' own: patches 0001..0012 of the 5.10 series, as
-generated before its fix, make new_slab() return
-`page_slab(allocate_slab(...))`; when the slab page cannot be allocated,
-allocate_slab() returns NULL and page_slab() (compound_head()) reads
-NULL->compound_head, the second word of struct page: "BUG: kernel NULL
-pointer dereference, address: 0000000000000008" from ___slab_alloc().
-Nothing else in the guest makes a slab page allocation fail.
+The defect is one the series itself once had (patch 12 as generated
+before its fix, tests/planted/series-0012/, which the NULL check names):
+new_slab() takes page_slab() of allocate_slab()'s result; when the slab
+page cannot be allocated, allocate_slab() returns NULL and page_slab()
+(compound_head()) reads NULL->compound_head, the second word of struct
+page: "BUG: kernel NULL pointer dereference, address: 0000000000000008"
+from ___slab_alloc().  Nothing else in the guest makes a slab page
+allocation fail.
 
-`defective_kernel` applies the committed series' patches 0001..0011 and
-that 0012 (tests/planted/series-0012/, kept as generated, so that the test
-outlives the fix), builds them in the slub configuration, patched tree
-only, in a build directory of its own (the patched slub build that the
-other boot tests share is left alone); the guest booted with it must fail
-for that reason, and the series' final kernel (the shared `patched_kernel`)
-must pass the same test.  Should the committed 0001..0011 change so that
-page_slab() no longer reads the page (a NULL then passes through), the
+`defective_kernel` plants the same dereference on top of the committed
+series (tests/planted/faultinj/, applied with git am) and rebuilds the
+shared patched slub build incrementally (only mm/slub.c changes, as for
+tests/test_boot_planted.py): the guest booted with it must fail for that
+reason, and the series' final kernel (the shared `patched_kernel`) must
+pass the same test.  The shared build is put back afterwards.  Should
+page_slab() no longer read the page (a NULL then passes through), the
 fixture says so: the defect is then to be planted another way.
 """
 import re
@@ -36,8 +36,8 @@ from cli import apply, boots
 
 pytestmark = [pytest.mark.slow, pytest.mark.network]
 
-PLANTED = REPO / "tests" / "planted" / "series-0012"
-DEFECT = re.compile(r"^\+\s*return page_slab\(allocate_slab\(", re.M)
+PLANTED = REPO / "tests" / "planted" / "faultinj"
+DEFECT = re.compile(r"^\+\s*return page_slab\(slab_page\(allocate_slab\(", re.M)
 NULL_DEREF = "BUG: kernel NULL pointer dereference, address: 0000000000000008"
 
 
@@ -63,34 +63,42 @@ def symbolize(vmlinux: Path, addrs) -> dict:
     return res
 
 
-@pytest.fixture(scope="module")
-def defective_kernel(tmp_path_factory):
+@pytest.fixture
+def defective_kernel():
+    """Function-scoped: its one test boots it, and the shared build is put
+    back before the next test (test_final_series_... boots that build)."""
     import verify
     from regen.source import resolve
     src = resolve(paths.DEFAULT_KERNEL, None)
-    series = paths.GENERATED / paths.DEFAULT_KERNEL
-    first11 = sorted(p for p in series.glob("[0-9][0-9][0-9][0-9]-*.patch")
-                     if not p.name.startswith("0000-"))[:11]
-    assert first11[-1].name.startswith("0011-"), first11[-1]
-    (p12,) = PLANTED.glob("0012-*.patch")
-    assert DEFECT.search(p12.read_text())
-    d = tmp_path_factory.mktemp("series-0012")
-    for p in first11 + [p12]:
-        shutil.copy2(p, d / p.name)
-    ap = apply.apply_series(src, d)
+    ap = apply.apply_series(src, paths.GENERATED / paths.DEFAULT_KERNEL)
+    patches = sorted(PLANTED.glob("*.patch"))
+    assert len(patches) == 1 and DEFECT.search(patches[0].read_text()), patches
     # page_slab() must still be compound_head() of its page, or NULL passes through
     flags = (ap.tree / "include" / "linux" / "page-flags.h").read_text()
     assert re.search(r"define page_slab\(p\).*\n.*compound_head", flags), \
         "page_slab() no longer reads the page: plant the NULL dereference another way"
-    out_root = paths.cache_dir("build", src.version, "series-0012")
-    vr = verify.check_build(src.tree, ap.tree, out_root, config="slub",
-                            baseline_id=f"{src.source_id}@{ap.baseline_id[:12]}", baseline=False)
-    assert vr.patched is not None and vr.patched.ok, vr.summary
-    return vr
+    subprocess.run(["git", "-C", str(ap.tree), "am", "-q", *map(str, patches)], check=True)
+    # the baseline identity of verify_applied(): the patched slub build is
+    # the shared one, rebuilt incrementally (mm/slub.c)
+    ident = f"{src.source_id}@{ap.baseline_id[:12]}"
+    out_root = paths.cache_dir("build", src.version)
+    try:
+        vr = verify.check_build(src.tree, ap.tree, out_root, config="slub", baseline_id=ident)
+        assert vr.patched is not None and vr.patched.ok, vr.summary
+        # what was built is the planted tree (the work tree is shared)
+        assert "slabconv planted defect" in (vr.patched_src / "mm/slub.c").read_text()
+        yield vr
+    finally:
+        # the session's patched_kernel (tests/conftest.py), which later tests
+        # boot, is that build directory: it must hold the committed series again
+        ap = apply.apply_series(src, paths.GENERATED / paths.DEFAULT_KERNEL)
+        back = verify.check_build(src.tree, ap.tree, out_root, config="slub", baseline_id=ident)
+        assert back.patched is not None and back.patched.ok, back.summary
 
 
-def test_slab_page_failure_at_patch_0012_fails_the_guest(defective_kernel, tmp_path):
-    spec = boots.guest_spec(defective_kernel, name="slub-0012")
+def test_a_slab_page_failure_the_kernel_does_not_survive_fails_the_guest(defective_kernel,
+                                                                           tmp_path):
+    spec = boots.guest_spec(defective_kernel, name="slub-null-slab")
     m = matrix.run([spec], tmp_path / "m", jobs=1)
     assert not m.passed
     r = m.results[0]

@@ -14,6 +14,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from boot import ktap, module  # noqa: E402
+from tests import helpers  # noqa: E402
 
 INIT = (REPO / "boot" / "guest" / "init.sh").read_text()
 MODULE_C = (REPO / "boot" / "guest" / "slabconv_faultinj.c").read_text()
@@ -188,3 +189,47 @@ def test_init_arms_the_task_filter_first_and_the_probability_last():
         assert "verbose=1" in knobs and "ignore-gfp-wait=N" in knobs
     assert "min-order=0" in fi
     assert 'fi_disarm() { fi_set "$1" probability=0 ' in fi
+
+
+def _fi_document(alloc: str, group: str = "ok 1 - fault_injection",
+                 injected: str = "ok 2 - injected_failures", skip_failslab: bool = False) -> str:
+    """Init test 10's KTAP as init.sh writes it (its fsub nesting, the
+    module's document one level deeper), with the module's 16 cases."""
+    cases = ([f"page_fail_{s}" for s in (64, 512, 1024, 4096, 16384)]
+             + [f"page_fail_atomic_{s}" for s in (64, 512, 1024, 4096, 16384)]
+             + ["page_fail_report_1024", "kmalloc_pages"])
+    slab_cases = [f"{k}_{s}" for k in ("failslab", "failslab_atomic") for s in (64, 4096)]
+    mod = ["KTAP version 1", f"# faultinj: allocator {alloc}", f"1..{len(cases) + 4}"]
+    mod += [f"ok {i} - {c}" for i, c in enumerate(cases, 1)]
+    mod += [f"ok {i} - {c}" + (" # SKIP no should_failslab()" if skip_failslab else "")
+            for i, c in enumerate(slab_cases, len(cases) + 1)]
+    doc = ["KTAP version 1", "1..1", "    KTAP version 1", "    1..4"]
+    doc += [f"        {l}" for l in mod]
+    doc += ["    ok 1 - slabconv_faultinj", f"    {injected}",
+            "    ok 3 - oom_report # SKIP no report", "    ok 4 - caches_after", group]
+    return "\n".join(doc) + "\n"
+
+
+def _boot(text: str):
+    from types import SimpleNamespace
+    return SimpleNamespace(results=ktap.parse(text, prefix=""))
+
+
+@pytest.mark.parametrize("config,doc", [
+    ("slab", dict(alloc="SLAB")),
+    ("slob", dict(alloc="SLOB", skip_failslab=True)),
+])
+def test_the_fault_injection_assertion_passes_a_group_that_passed(config, doc):
+    helpers.assert_fault_injection_passed(_boot(_fi_document(**doc)), config)
+
+
+@pytest.mark.parametrize("config,doc", [
+    ("slab", dict(alloc="SLAB", group="ok 1 - fault_injection # SKIP CONFIG_FAIL_PAGE_ALLOC "
+                                      "and CONFIG_FAILSLAB are not set")),
+    ("slab", dict(alloc="SLAB", injected="ok 2 - injected_failures # SKIP nothing was armed")),
+    ("slab", dict(alloc="SLAB", skip_failslab=True)),       # failslab not run under SLAB
+    ("slob", dict(alloc="SLOB")),                           # failslab "passed" under SLOB
+])
+def test_the_fault_injection_assertion_fails_a_group_that_did_not_run(config, doc):
+    with pytest.raises(AssertionError):
+        helpers.assert_fault_injection_passed(_boot(_fi_document(**doc)), config)

@@ -1,6 +1,7 @@
 """boot.matrix, boot.junit, boot.summary without a kernel: a fake QEMU whose
 behaviour the guest's kernel command line chooses (so that guests booted in
 parallel can behave differently), driven through the real boot.run()."""
+import dataclasses
 import stat
 import sys
 import threading
@@ -13,6 +14,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import boot  # noqa: E402
+from base import arches  # noqa: E402
 from boot import junit, matrix, qemu, summary  # noqa: E402
 from base.log import SlabconvError  # noqa: E402
 
@@ -67,7 +69,8 @@ def fake(tmp_path, monkeypatch, cache):
     script = tmp_path / "fake-qemu"
     script.write_text(FAKE_QEMU)
     script.chmod(script.stat().st_mode | stat.S_IXUSR)
-    monkeypatch.setitem(qemu.ARCHES, "fake", qemu.Arch(str(script), "pc", "ttyS0", "none"))
+    monkeypatch.setitem(qemu.ARCHES, "fake", dataclasses.replace(
+        arches.get("x86_64"), name="fake", qemu=str(script), machine="pc", qemu_package="none"))
     img = tmp_path / "bzImage"
     img.write_bytes(b"k")
 
@@ -95,10 +98,8 @@ def test_pass_and_outputs(fake, tmp_path):
 
 
 def test_hang_is_a_failure_with_the_console_tail(fake, tmp_path):
-    t0 = time.monotonic()
     m = matrix.run([fake("hangs", "fake=hang", timeout=3), fake("fine", "fake=pass")],
                    tmp_path / "m", jobs=2)
-    assert time.monotonic() - t0 < 20
     r = m.by_name()
     assert not m.passed
     assert r["fine"].passed
@@ -106,7 +107,7 @@ def test_hang_is_a_failure_with_the_console_tail(fake, tmp_path):
     assert h.verdict == "HANG" and h.boot.timed_out
     assert h.failures[0].startswith("hang/timeout: guest still running after 3s")
     assert "fake: hanging in init" in h.failures[0]
-    assert 3 <= h.seconds < 15
+    assert h.seconds >= 3            # killed at its timeout, not before
     x = ET.fromstring((tmp_path / "m" / "junit.xml").read_text())
     case = x.find("./testsuite[@name='hangs']/testcase[@name='boot']")
     f = case.find("failure")
@@ -128,8 +129,11 @@ def test_parallel_slots(fake, tmp_path):
     specs = [fake(f"g{i}", "fake=sleep3 fake=pass") for i in range(4)]
     m2 = matrix.run(specs, tmp_path / "m2", jobs=2)
     assert m2.passed
-    # two at a time: 2 rounds of ~3 s, and two guests overlapped
-    assert 5.5 <= m2.seconds < 12, m2.seconds
+    # two at a time: at every guest's start at most one other was running,
+    # and two guests overlapped
+    def running_at(t, results):
+        return sum(r.start <= t < r.end for r in results)
+    assert max(running_at(r.start, m2.results) for r in m2.results) == 2
     a, b = m2.results[0], m2.results[1]
     assert a.start < b.end and b.start < a.end
     m1 = matrix.run(specs[:2], tmp_path / "m1", jobs=1)

@@ -408,24 +408,61 @@ def _same_as_committed(series: Path) -> list[str]:
                                      and filecmp.cmp(series / n, COMMITTED / n, shallow=False))]
 
 
-def _orphans() -> list[str]:
-    """spatch or git processes left without their driver (reparented to
-    init or a subreaper) that work in this cache."""
-    from base import paths
-    root = str(paths.cache_root())
+def _orphans(session: int) -> list[str]:
+    """The processes left in the session of a killed driver (started with
+    start_new_session: its pid is the session's id, and its spatch and git
+    children inherit it): whichever process they were re-parented to, init
+    or a subreaper."""
     out = []
     for d in Path("/proc").iterdir():
         if not d.name.isdigit():
             continue
         try:
+            fields = (d / "stat").read_text().rsplit(")", 1)[1].split()
             cmd = (d / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-            ppid = int((d / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            cwd = os.readlink(d / "cwd")
-        except OSError:
+        except (OSError, IndexError):
             continue
-        if re.search(r"\b(spatch|git)\b", cmd) and root in cwd + cmd and ppid == 1:
-            out.append(f"{d.name}: {cmd}")
+        if int(fields[3]) == session and fields[0] != "Z":
+            out.append(f"{d.name} (parent {fields[1]}): {cmd.strip()}")
     return out
+
+
+def _left_running(session: int, within: float = 60.0) -> list[str]:
+    """_orphans(session) once they are gone, or after `within` seconds:
+    the children die of the driver's death (PR_SET_PDEATHSIG) but a loaded
+    machine may take a while to reap them; what is still there then has
+    outlived it."""
+    deadline = time.monotonic() + within
+    while (left := _orphans(session)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return left
+
+
+def test_the_orphan_scan_sees_a_child_re_parented_to_a_subreaper(tmp_path):
+    """The planted defect: a driver's child outlives its SIGKILL and is
+    re-parented to a subreaper, not to init; the scan must list it."""
+    helper = _spawn("""
+        import ctypes, signal, subprocess, sys, time
+        ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)   # PR_SET_CHILD_SUBREAPER
+        drv = subprocess.Popen([sys.executable, "-c",
+                                "import subprocess; subprocess.Popen(['sleep', '300']); "
+                                "import time; time.sleep(300)"], start_new_session=True)
+        time.sleep(0.5)
+        drv.send_signal(signal.SIGKILL)
+        drv.wait()
+        print(drv.pid, flush=True)
+        time.sleep(300)
+    """)
+    session = int(helper.stdout.readline())
+    try:
+        left = _orphans(session)
+        assert len(left) == 1 and "sleep 300" in left[0], left
+        assert f"(parent {helper.pid})" in left[0], left
+    finally:
+        os.killpg(session, signal.SIGKILL)
+        helper.kill()
+        helper.communicate()
+    assert not _orphans(session)
 
 
 @pytest.mark.slow
@@ -462,48 +499,96 @@ def _kill_seeds() -> list[int]:
     return [random.SystemRandom().randrange(1 << 31) for _ in range(3)]
 
 
+_ENTRY = re.compile(r"^\[regen\] \[(\d+)/(\d+)\]")
+
+
+def _kill_at_entry(p: subprocess.Popen, entry: int, delay: float) -> list[str]:
+    """SIGKILL the driver `delay` seconds after it starts entry `entry` of
+    the series (0: its first line); the lines it printed on stderr up to
+    then.  Fails if the run ended first: a kill must happen."""
+    lines = []
+    for line in p.stderr:
+        lines.append(line.rstrip("\n"))
+        m = _ENTRY.match(line)
+        if (entry == 0 and line.startswith("[regen]")) or (m and int(m.group(1)) >= entry):
+            time.sleep(delay)
+            os.kill(p.pid, signal.SIGKILL)      # the driver only: its children must follow
+            break
+    p.communicate(timeout=REGEN_TIMEOUT)
+    assert p.returncode == -signal.SIGKILL, (
+        f"the run ended (rc {p.returncode}) before entry {entry} + {delay:.2f}s: "
+        f"nothing was killed; last lines: {lines[-3:]}")
+    return lines
+
+
+def _fake_run(lines: list[str], then: str) -> subprocess.Popen:
+    return _spawn(f"""
+        import sys, time
+        for l in {lines!r}:
+            print(l, file=sys.stderr, flush=True)
+        {then}
+    """)
+
+
+def test_a_kill_at_an_entry_kills_the_run_there():
+    p = _fake_run(["[regen] Linux 5.10", "[regen] [1/3] a", "[regen] [2/3] b"], "time.sleep(300)")
+    assert _kill_at_entry(p, 2, 0.1)[-1] == "[regen] [2/3] b"
+    assert p.returncode == -signal.SIGKILL
+
+
+@pytest.mark.parametrize("entry", [0, 3])
+def test_a_run_that_ends_before_its_kill_fails_the_kill_test(entry):
+    """The planted defect: the run is over before the point chosen to kill
+    it (no line at all, or not that entry); nothing was killed, and the
+    kill test must say so rather than check a run that was never killed."""
+    p = _fake_run([] if entry == 0 else ["[regen] Linux 5.10", "[regen] [1/3] a"], "pass")
+    with pytest.raises(AssertionError, match="nothing was killed"):
+        _kill_at_entry(p, entry, 0.1)
+
+
 @pytest.mark.slow
 def test_a_regeneration_killed_at_random_points_never_breaks_the_next(tmp_path):
     seeds = _kill_seeds()
     print(f"SIGKILL seeds (SLABCONV_KILL_SEEDS={','.join(map(str, seeds))} replays them)")
-    # how long a whole regeneration takes here, now: the kills fall inside it
-    t0 = time.monotonic()
-    rc, _, err = _finish([_regen(REPO, "--output", tmp_path / "first")], REGEN_TIMEOUT)[0]
-    assert rc == 0, err[-3000:]
-    span = time.monotonic() - t0
+    # the kills fall inside the run by its progress, not by a time that a
+    # waiting or faster run may outlast: after the start of a random entry
+    # of the series (0: before the first), a random fraction of a second in
+    entries = len(series_entries())
     for seed in seeds:
-        at = random.Random(seed).uniform(0.2, span)
+        rng = random.Random(seed)
+        entry, delay = rng.randrange(0, entries - 2), rng.uniform(0, 0.5)
         out = tmp_path / f"s{seed}"
         p = _regen(REPO, "--output", out)
-        try:
-            p.wait(timeout=at)
-        except subprocess.TimeoutExpired:
-            os.kill(p.pid, signal.SIGKILL)      # the driver only: its children must follow
-        _, killed_err = p.communicate()
-        last = [l for l in killed_err.splitlines() if l.startswith("[")][-1:]
-        time.sleep(1)
-        assert not _orphans(), f"seed {seed}: left running: {_orphans()}"
+        last = _kill_at_entry(p, entry, delay)[-1:]
+        left = _left_running(p.pid)
+        assert not left, f"seed {seed}: left running: {left}"
         rc, _, err = _finish([_regen(REPO, "--output", out)], REGEN_TIMEOUT)[0]
-        assert rc == 0, f"seed {seed} (killed at {at:.1f}s of {span:.0f}s): {err[-3000:]}"
+        assert rc == 0, f"seed {seed} (killed in entry {entry} + {delay:.2f}s): {err[-3000:]}"
         recovered = [l for l in err.splitlines() if "removing" in l or "waiting" in l]
-        print(f"seed {seed}: killed at {at:.1f}s of {span:.0f}s (rc {p.returncode}, "
-              f"last: {last}); the next run: rc 0, {recovered or 'nothing to recover'}")
+        print(f"seed {seed}: killed in entry {entry} + {delay:.2f}s (last: {last}); "
+              f"the next run: rc 0, {recovered or 'nothing to recover'}")
         diff = _same_as_committed(out)
         assert not diff, f"seed {seed}: the series after the kill differs: {diff[:5]}"
     # and killed inside git: the moment its `git checkout` of the slot runs
     out = tmp_path / "in-git"
     p = _regen(REPO, "--output", out)
-    seen = _wait_for_child(p, "checkout", timeout=60)
+    seen = _wait_for_child(p, "checkout", timeout=REGEN_TIMEOUT)
+    assert seen, f"the run ended (rc {p.poll()}) without a git checkout seen: nothing to kill inside git"
     os.kill(p.pid, signal.SIGKILL)
     p.communicate()
-    time.sleep(1)
-    assert not _orphans(), f"left running: {_orphans()}"
+    assert p.returncode == -signal.SIGKILL, f"the run ended (rc {p.returncode}) before the kill"
+    left = _left_running(p.pid)
+    assert not left, f"left running: {left}"
     rc, _, err = _finish([_regen(REPO, "--output", out)], REGEN_TIMEOUT)[0]
     assert rc == 0, err[-3000:]
     assert not _same_as_committed(out)
     recovered = [l for l in err.splitlines() if "removing" in l]
-    print(f"killed inside {seen or 'the run (git checkout not seen)'}; the next run: rc 0, "
-          f"{recovered or 'nothing to recover'}")
+    print(f"killed inside {seen}; the next run: rc 0, {recovered or 'nothing to recover'}")
+
+
+def series_entries() -> list:
+    from regen import manifest
+    return manifest.load(REPO / "cocci" / "series.toml").entries
 
 
 def _wait_for_child(p: subprocess.Popen, word: str, timeout: float) -> str | None:

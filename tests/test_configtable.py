@@ -17,7 +17,15 @@ def test_the_sets_each_check_takes():
     n = configtable.names
     assert n("verify") == ("slub", "slab", "slob")
     assert n("per-patch") == ("slub", "slub-nodebug", "slab", "slob")
-    assert configtable.choices("per-patch") == n("per-patch") + ("kasan", "mm-users", "iommu")
+    arm64 = ("arm64", "arm64-sw-tags", "arm64-sw-tags-slab")
+    assert configtable.choices("per-patch") == n("per-patch") + ("kasan", "mm-users", "iommu",
+                                                                 *arm64)
+    for check in ("verify", "coverage", "boot", "reference"):
+        assert configtable.choices(check)[-3:] == arm64, check
+    assert {c: x.arch for c, x in configtable.table().configs.items()
+            if x.arch == "arm64"} == dict.fromkeys(arm64, "arm64")
+    assert configtable.get("arm64-sw-tags").requires == ("KASAN", "KASAN_SW_TAGS")
+    assert configtable.get("arm64-sw-tags-slab").requires == ("SLAB", "KASAN", "KASAN_SW_TAGS")
     assert n("runtime") == ("slub", "slab")
     assert n("coverage") == ("slub-nodebug", "kasan", "iommu", "sparsemem-i386", "slab-kasan",
                              "slob-numa")
@@ -28,13 +36,15 @@ def test_the_sets_each_check_takes():
                            "layout-i386-nomemcg")
     t = configtable.table()
     assert {c for c, x in t.configs.items() if x.slub_debug} == {
-        "slub", "slub-nodebug", "slub-i386", "iommu"}
+        "slub", "slub-nodebug", "slub-i386", "iommu", "arm64"}
     assert {c: x.timeout for c, x in t.configs.items() if x.timeout != 120} == {
-        "kasan": 300, "slub-i386": 180, "iommu": 180}
+        "kasan": 300, "slub-i386": 180, "iommu": 180, "arm64": 300, "arm64-sw-tags": 600,
+        "arm64-sw-tags-slab": 600}
     assert {c: x.cmdline for c, x in t.configs.items() if x.cmdline} == {
-        "kasan": "kasan_multi_shot"}
+        "kasan": "kasan_multi_shot", "arm64-sw-tags": "kasan_multi_shot",
+        "arm64-sw-tags-slab": "kasan_multi_shot"}
     assert {c for c, x in t.configs.items() if x.fault_injection} == {
-        "slub", "slub-nodebug", "slab", "slob"}
+        "slub", "slub-nodebug", "slab", "slob", "arm64"}
     assert kconfig.config_fragments("slub") == ["base-x86_64", "slub", "faultinject",
                                                 "failslab", "slub-kunit"]
     assert configtable.get("slab").requires == ("SLAB",)

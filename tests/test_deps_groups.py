@@ -96,3 +96,26 @@ def test_distcc_variable_sets_the_farm_and_leaves_jobs_to_it():
     assert make_var("SLABCONV_JOBS", "DISTCC=b1/8", "JOBS=12") == "[12]"
     assert make_var("SLABCONV_JOBS") == f"[{len(os.sched_getaffinity(0))}]"        # local: nproc
     assert make_var("DISTCC_HOSTS") == "[]"
+
+
+def test_every_arch_of_the_table_has_its_compiler_and_qemu_in_the_groups():
+    """The cross compiler of each architecture verify/configs.toml builds is
+    in `build`, its QEMU in `boot` (base/arches.py names them); planted: an
+    architecture whose packages the groups lack is named."""
+    from base import arches
+    from verify import configtable
+
+    def gaps(archs) -> list:
+        return [f"{a.name}: {g} lacks {p}" for a in archs for g in ("build", "boot")
+                for p in a.packages(g) if p not in listed(g)]
+
+    used = {c.arch for c in configtable.table().configs.values()}
+    assert "arm64" in used
+    assert gaps(arches.get(a) for a in sorted(used)) == []
+    assert {"gcc-aarch64-linux-gnu", "qemu-system-arm"} <= installed_by("boot")
+    import dataclasses
+    fake = dataclasses.replace(arches.get("arm64"), name="riscv64",
+                               toolchain_package="gcc-riscv64-linux-gnu",
+                               qemu_package="qemu-system-misc")
+    assert gaps([fake]) == ["riscv64: build lacks gcc-riscv64-linux-gnu",
+                            "riscv64: boot lacks qemu-system-misc"]

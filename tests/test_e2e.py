@@ -9,6 +9,7 @@ kernel is a failure.
 """
 import filecmp
 import re
+from pathlib import Path
 
 import pytest
 
@@ -17,7 +18,8 @@ from regen.worktree import parse_identity
 from base import paths
 from cli import apply
 from report.patches import read_source
-from tests.helpers import boot_config
+from tests.helpers import assert_fault_injection_passed, boot_config
+from tests.test_readability import assert_read_the_series
 from regen.source import resolve
 
 pytestmark = [pytest.mark.slow, pytest.mark.network]
@@ -28,6 +30,16 @@ NOT_ASKED = ("per-patch", "object-code", "runtime", "compiled-lines")
 # boot/guest/slabconv_test.c's copies that hardened usercopy must refuse
 REJECTED_COPIES = ("usercopy_reject_past_end", "usercopy_reject_outside_window",
                    "usercopy_reject_freed_neighbour")
+
+
+def subjects(patches) -> list[str]:
+    """The commit subjects of the series' patch files, as git am makes them."""
+    import email
+    out = []
+    for p in sorted(patches):
+        subj = email.message_from_string(Path(p).read_text(errors="replace"))["Subject"]
+        out.append(re.sub(r"^\[[^\]]*\]\s*", "", " ".join(str(subj).split())))
+    return out
 
 
 @pytest.fixture(scope="module")
@@ -85,6 +97,11 @@ def test_committed_series_applies_builds_and_boots(patched_verify, patched_kerne
     assert g.unproven(NOT_ASKED) == {}, g.summary()
     assert g.field_users is not None and g.field_users["files"], g.summary()
     assert g.residue is not None and g.residue.results, g.summary()
+    # the whole series' code against the baseline's was compared (series_code)
+    assert vr.code is not None and vr.code["objects_compared"] > 100, vr.code
+    assert any(c["object"] == "mm/slub.o" for c in vr.code["objects_changed"]), vr.code
+    # the readability report read the series' own functions, not nothing
+    assert_read_the_series(g.readability, subjects(vr.applied.patches))
     br = boot_config(vr, "e2e")
     assert br.passed, br.summary()
     assert br.counts.failed == 0 and br.counts.passed >= 3, br.summary()
@@ -141,6 +158,8 @@ def test_every_allocator_builds_and_boots(allocator_kernel):
     assert br.module_tests >= 10, br.summary()
     assert "slub_debug" not in br.cmdline
     assert f"# allocator {vr.config.upper()}" in br.ktap
+    assert_fault_injection_passed(br, vr.config)
+
 
 
 def test_a_kernel_with_upstreams_conversion_gets_a_verdict_per_entry(tmp_path):

@@ -47,7 +47,7 @@ index 1111111..2222222 100644
 
 def test_the_committed_series_names_only_what_it_touches():
     r = M.check(P.numbered_patches(paths.GENERATED / "5.10"))
-    assert r.patches == 58 and r.names > 100
+    assert r.patches == 57 and r.names > 100
     assert r.ok, r.summary()
 
 

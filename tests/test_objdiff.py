@@ -18,23 +18,31 @@ from verify import objdiff  # noqa: E402
 
 
 def test_the_tools_are_installed():
-    """gcc and objdump (binutils) are set-up requirements: never a skip."""
+    """gcc and objdump (binutils), the arm64 cross gcc and objdump
+    (gcc-aarch64-linux-gnu) are set-up requirements: never a skip."""
     assert shutil.which("gcc") and shutil.which("objdump")
+    assert shutil.which("aarch64-linux-gnu-gcc") and shutil.which("aarch64-linux-gnu-objdump")
 
 # kernel-like code generation: no PIC, the kernel code model, no jump tables
 KFLAGS = ["-O2", "-fno-pic", "-mcmodel=kernel", "-mno-red-zone", "-fno-jump-tables",
           "-falign-jumps=1", "-falign-loops=1", "-fno-asynchronous-unwind-tables"]
 I386 = ["-m32", "-O2", "-fno-pic", "-mregparm=3", "-fno-asynchronous-unwind-tables"]
+# arm64 as the kernel compiles it (arch/arm64/Makefile): the cross gcc, RELA
+# objects whose relocated fields are bits of instructions
+A64 = ["aarch64-linux-gnu-gcc", "-O2", "-fno-pic", "-mgeneral-regs-only",
+       "-falign-jumps=1", "-falign-loops=1", "-fno-asynchronous-unwind-tables"]
 
 
 def cc(tmp_path, name, src, flags=KFLAGS, fname="unit.c"):
     """Compile `src` as `fname` (the same file name for both versions, as
-    a kernel build compiles the same path) into tmp/name/unit.o."""
+    a kernel build compiles the same path) into tmp/name/unit.o; flags
+    that start with a compiler (A64) name it, else gcc."""
     d = tmp_path / name
     d.mkdir(parents=True, exist_ok=True)
     (d / fname).write_text(src)
     obj = d / (Path(fname).stem + ".o")
-    subprocess.run(["gcc", *flags, "-c", fname, "-o", obj.name], cwd=d, check=True)
+    gcc, flags = (flags[0], flags[1:]) if flags[0].endswith("gcc") else ("gcc", flags)
+    subprocess.run([gcc, *flags, "-c", fname, "-o", obj.name], cwd=d, check=True)
     return obj
 
 
@@ -71,7 +79,8 @@ long after(struct page *p)
 
 # --- stability ------------------------------------------------------------
 
-@pytest.mark.parametrize("flags", [KFLAGS, ["-O2"], I386], ids=["kernel-like", "O2-pic", "i386"])
+@pytest.mark.parametrize("flags", [KFLAGS, ["-O2"], I386, A64],
+                         ids=["kernel-like", "O2-pic", "i386", "arm64"])
 def test_same_source_compiled_twice_is_equal(tmp_path, flags):
     a = cc(tmp_path, "a", BASE, flags)
     b = cc(tmp_path, "b", BASE, flags)
@@ -89,11 +98,17 @@ def test_same_source_compiled_twice_is_equal(tmp_path, flags):
     assert "total" in fa["after"].text and "__func__.#=\"after\"" in fa["after"].text
 
 
-def test_grown_function_moves_the_next_one_only_the_grown_one_differs(tmp_path):
-    a = cc(tmp_path, "a", BASE)
-    grown = BASE.replace("static int counter;", "static int extra;\nstatic int counter;").replace(
-        'use("grow", k);', 'use("grow", k);\n\tif (k > 3)\n\t\tuse("big", extra++);')
-    b = cc(tmp_path, "b", grown)
+@pytest.mark.parametrize("flags", [KFLAGS, A64], ids=["x86_64", "arm64"])
+def test_grown_function_moves_the_next_one_only_the_grown_one_differs(tmp_path, flags):
+    a = cc(tmp_path, "a", BASE, flags)
+    # arm64: gcc addresses a file's statics from a section anchor, so a new
+    # static changes how `after` reaches `total` (a real change of its
+    # code): the arm64 version grows without one
+    extra = "counter" if flags is A64 else "extra++"
+    grown = BASE.replace('use("grow", k);', f'use("grow", k);\n\tif (k > 3)\n\t\tuse("big", {extra});')
+    if flags is not A64:
+        grown = grown.replace("static int counter;", "static int extra;\nstatic int counter;")
+    b = cc(tmp_path, "b", grown, flags)
     d = objdiff.compare(a, b, label="unit.o")
     assert [c.function for c in d.changed] == ["grow"], d.text(excerpts=True)
     c = d.changed[0]
@@ -125,9 +140,10 @@ def test_string_table_shift_is_no_change(tmp_path):
     assert [x.function for x in d.added] == ["early"]
 
 
-def test_changed_string_content_is_a_change(tmp_path):
-    a = cc(tmp_path, "a", BASE)
-    b = cc(tmp_path, "b", BASE.replace('"after: %ld"', '"later: %ld"'))
+@pytest.mark.parametrize("flags", [KFLAGS, A64], ids=["x86_64", "arm64"])
+def test_changed_string_content_is_a_change(tmp_path, flags):
+    a = cc(tmp_path, "a", BASE, flags)
+    b = cc(tmp_path, "b", BASE.replace('"after: %ld"', '"later: %ld"'), flags)
     d = objdiff.compare(a, b)
     assert [c.function for c in d.changed] == ["after"]
     assert d.changed[0].delta == 0 and '"later: %ld"' in d.changed[0].excerpt
@@ -223,16 +239,18 @@ long sleeper(struct page *p)
 """
 
 
-@pytest.mark.parametrize("flags", [KFLAGS, I386], ids=["x86_64", "i386"])
+@pytest.mark.parametrize("flags", [KFLAGS, I386, A64], ids=["x86_64", "i386", "arm64"])
 def test_line_argument_of_might_sleep_is_normalised(tmp_path, flags):
     a = cc(tmp_path, "a", LINES, flags)
     b = cc(tmp_path, "b", LINES.replace("long sleeper", "\n\n\n\nlong sleeper"), flags)
-    raw = lambda o: subprocess.run(["objdump", "-d", str(o)], capture_output=True,
+    dump = "aarch64-linux-gnu-objdump" if flags is A64 else "objdump"
+    raw = lambda o: subprocess.run([dump, "-d", str(o)], capture_output=True,
                                    text=True).stdout.split("<sleeper>:")[1]
     assert raw(a) != raw(b)                        # the immediates differ ...
     d = objdiff.compare(a, b)
     assert d.equal, d.text(excerpts=True)          # ... and are normalised
-    assert "$__LINE__" in objdiff.function_code(a)["sleeper"].text
+    assert ("#__LINE__" if flags is A64 else "$__LINE__") in \
+        objdiff.function_code(a)["sleeper"].text
     # a constant that is not a line number still counts
     c = cc(tmp_path, "c", LINES.replace("__might_sleep(__FILE__, __LINE__, 0);",
                                         "__might_sleep(__FILE__, __LINE__, 1);"), flags)
@@ -409,7 +427,11 @@ message = "m"
   absent = "a"
   in = ["mm/slub.c"]
 """
-    p = root / f".test-objdiff-{tmp_path.name}.toml"     # rule paths are relative to cocci/
+    # rule paths are relative to the manifest's directory: a cocci/ of its
+    # own whose rules/ is the checkout's
+    (tmp_path / "cocci").mkdir()
+    (tmp_path / "cocci" / "rules").symlink_to(root / "rules")
+    p = tmp_path / "cocci" / "series.toml"
     try:
         p.write_text(base.replace("CODE", """  [[entry.code]]
   functions = ["slab_err", "print_*"]
@@ -566,3 +588,20 @@ def test_notes_name_calls_gained_and_helpers_inlined(tmp_path):
     notes = {c.function: c.notes for c in d.changed}
     assert notes["other"] == ["now calls use"]
     assert "(now calls use)" in d.text(excerpts=True)
+
+
+def test_a_declared_change_that_no_longer_happens_fails_the_patch():
+    diffs = [_diff("mm/slub.o", changed=[("kfree", 4)], present=["kmalloc"])]
+    u, m = objdiff.judge([manifest.CodeExpect(["kfree"], "x"),
+                          manifest.CodeExpect(["kmalloc"], "stale")], diffs, patch="p")
+    pc = objdiff.PatchCode("p", diffs, u, m)
+    assert not pc.ok, pc.text()
+    assert [f.function for f in pc.stale] == ["kmalloc"] and "STALE" in pc.text()
+    # named objects compared, none has the function: stale too
+    u, m = objdiff.judge([manifest.CodeExpect(["kfree"], "x"),
+                          manifest.CodeExpect(["gone"], "renamed", ["mm/slub.o"])], diffs)
+    assert not objdiff.PatchCode("p", diffs, u, m).ok
+    # no object named and no compared object has it: not judged in this configuration
+    u, m = objdiff.judge([manifest.CodeExpect(["kfree"], "x"),
+                          manifest.CodeExpect(["slab_only"], "SLAB")], diffs)
+    assert [x.reason for x in m] == ["absent"] and objdiff.PatchCode("p", diffs, u, m).ok

@@ -1,5 +1,6 @@
 """verify/readability.py: page locals, helpers computed twice and round
 trips in the functions each patch changes, found on a planted series."""
+import re
 import subprocess
 
 from verify import readability as RD
@@ -176,3 +177,57 @@ def test_cli_exit_code(tmp_path):
     cp = subprocess.run([sys.executable, "-m", "verify.readability", str(repo)],
                         cwd=Path(__file__).resolve().parents[1], capture_output=True, text=True)
     assert cp.returncode == 1 and "round trip" in cp.stdout
+
+
+# Functions a patch of the 5.10 series names in its subject ("Convert f()")
+# that the report does not read under that name in that patch, and why.
+NOT_READ_AS_NAMED = {
+    "page_to_section": "renamed by its patch: read as pgflags_section()",
+    "print_page_info": "renamed by its patch: read as print_slab_info()",
+    "setup_page_debug": "renamed by its patch: read as setup_slab_debug()",
+    "__kmem_cache_do_shrink": "5.10's is __kmem_cache_shrink(), which is read",
+    "get_map": "not in 5.10", "__fill_map": "not in 5.10",
+    "slab_err": "its definition begins with __printf(3, 4), which "
+                "regen.comments.functions() does not take for a definition",
+}
+
+
+def unread_named_functions(r: RD.ReadabilityResult, subjects: list[str]) -> tuple[list, list]:
+    """(named, unread): the (patch, function) pairs the subjects name
+    ("f()"), and those of them the report did not read in that patch
+    (NOT_READ_AS_NAMED left out)."""
+    read = {}
+    for patch, _, fn in r.read:
+        read.setdefault(patch, set()).add(fn)
+    named = [(f"{k:04d} {s}", fn) for k, s in enumerate(subjects, 1)
+             for fn in re.findall(r"\b(\w+)\(\)", s)]
+    return named, [(p, fn) for p, fn in named
+                   if fn not in read.get(p, set()) and fn not in NOT_READ_AS_NAMED]
+
+
+def assert_read_the_series(r: RD.ReadabilityResult, subjects: list[str]) -> None:
+    """The readability report read the 5.10 series' own functions: every
+    patch, every function read counted once, and in each patch the
+    functions its subject names (tests/test_e2e.py, on the applied series)."""
+    assert r.patches == len(subjects) > 0, r.summary()
+    assert r.functions == len(r.read) >= 1000, r.summary()
+    named, unread = unread_named_functions(r, subjects)
+    assert len(named) >= 40 and not unread, unread
+    for new in ("pgflags_section", "print_slab_info", "setup_slab_debug", "__kmem_cache_shrink"):
+        assert any(fn == new for _, _, fn in r.read), new
+
+
+def test_the_series_check_sees_a_named_function_it_did_not_read():
+    subjects = ["mm/slub: Convert kfree() to use a struct slab", "mm: Add foo()"]
+    r = RD.ReadabilityResult(patches=2, functions=1,
+                             read=[("0001 mm/slub: Convert kfree() to use a struct slab",
+                                    "mm/slub.c", "kfree")])
+    named, unread = unread_named_functions(r, subjects)
+    assert named == [(f"0001 {subjects[0]}", "kfree"), (f"0002 {subjects[1]}", "foo")]
+    assert unread == [(f"0002 {subjects[1]}", "foo")]
+
+
+def test_the_report_lists_what_it_read(tmp_path):
+    r = RD.check(_repo(tmp_path, [("base", BASE), ("mm: Convert free_it", GOOD)]))
+    assert r.functions == len(r.read) == 1
+    assert r.read == [("0001 mm: Convert free_it", r.read[0][1], "free_it")], r.read

@@ -1,6 +1,7 @@
 """Driver unit tests on a tiny tree and tiny manifests (no kernel needed)."""
 import hashlib
 import re
+import shutil
 import os
 import subprocess
 import textwrap
@@ -746,17 +747,24 @@ def test_a_section_comment_before_removed_code_is_kept():
     assert tidy.keep_detached_comments(before, reworded) == reworded
 
 
-def test_line_opcodes_cover_both_files_and_skip_the_common_head_and_tail():
+def test_line_opcodes_cover_both_files_and_skip_the_common_head_and_tail(monkeypatch):
     """The opcodes that keep_detached_comments and reflow walk: contiguous
     over both files, equal where they say so, and as cheap as the part that
-    differs (an 8000-line file with one changed line, matched without
-    autojunk, took difflib seconds)."""
-    import time
+    differs: difflib (quadratic; an 8000-line file with one changed line,
+    matched without autojunk, took it seconds) is given only the lines
+    between the common head and tail.  How long regeneration takes is
+    `make bench`'s."""
+    given = []
+
+    class Recording(tidy._Matcher):
+        def __init__(self, isjunk, a, b, **kw):
+            given.append((len(a), len(b)))
+            super().__init__(isjunk, a, b, **kw)
+    monkeypatch.setattr(tidy, "_Matcher", Recording)
     old = [f"line {i % 50}\n" for i in range(8000)]
     new = old[:4000] + ["changed\n", "added\n"] + old[4001:]
-    t0 = time.monotonic()
     ops = tidy.line_opcodes(old, new, autojunk=False)
-    assert time.monotonic() - t0 < 0.5
+    assert given == [(1, 2)]                    # the changed line and the two new ones
     assert ops[0] == ("equal", 0, 4000, 0, 4000) and ops[-1] == ("equal", 4001, 8000, 4002, 8001)
     i = j = 0
     for tag, i1, i2, j1, j2 in ops:
@@ -1339,3 +1347,53 @@ def test_after_rules_run_alone_after_every_entry_with_rules(tmp_path):
     m.write_text(text.replace("rules/page_slab_local.cocci", "rules/no_such.cocci"))
     with pytest.raises(SlabconvError, match="after_rules: rules/no_such.cocci does not exist"):
         manifest.load(m)
+
+
+def test_a_baseline_is_committed_from_the_source_and_borrows_its_siblings_objects(tmp_path):
+    """The baseline repository is committed from the source where it lies
+    (no copy; the source is not written) and a second source of the same
+    kernel version borrows the first one's objects: only the objects the
+    first lacks are written.  A repository whose donor is gone is made
+    anew instead of reading missing objects."""
+    from regen.worktree import WorkTree, donor_objects
+    ident = Identity("A", "a@example.org")
+    date = "2021-10-04T14:45:48+01:00"
+    pristine = tmp_path / "pristine"
+    (pristine / "mm").mkdir(parents=True)
+    for i in range(20):
+        (pristine / "mm" / f"f{i}.c").write_text(f"int f{i};\n")
+    (pristine / "run.sh").write_text("#!/bin/sh\n")
+    (pristine / "run.sh").chmod(0o555)                    # read-only, executable
+    before = sorted((p.relative_to(pristine), p.stat().st_mtime_ns) for p in pristine.rglob("*"))
+    work = tmp_path / "work" / "5.10"
+    a = WorkTree.prepare(pristine, "pkg", work / "pkg", ident, date)
+    assert sorted((p.relative_to(pristine), p.stat().st_mtime_ns)
+                  for p in pristine.rglob("*")) == before          # only read
+    assert not (work / "pkg" / "linux" / ".git" / "objects" / "info" / "alternates").exists()
+    assert a.git("ls-tree", "HEAD", "run.sh").split()[0] == "100755"
+    assert (a.path / "mm" / "f3.c").read_text() == "int f3;\n"
+    # a user's branch: the same files but one, and a .git of its own that is not taken
+    branch = tmp_path / "branch"
+    shutil.copytree(pristine, branch)
+    (branch / "mm" / "f0.c").chmod(0o644)
+    (branch / "mm" / "f0.c").write_text("int f0 = 1;\n")
+    subprocess.run(["git", "init", "-q", str(branch)], check=True)
+    assert donor_objects(work / "user") == [(work / "pkg" / "linux" / ".git" / "objects").resolve()]
+    b = WorkTree.prepare(branch, "user", work / "user", ident, date)
+    git_b = work / "user" / "linux" / ".git"
+    assert (git_b / "objects" / "info" / "alternates").read_text().strip() == \
+        str((work / "pkg" / "linux" / ".git" / "objects").resolve())
+    own = subprocess.run(["git", "--git-dir", str(git_b), "count-objects", "-v"],
+                         capture_output=True, text=True, check=True).stdout
+    loose = int(re.search(r"^count: (\d+)", own, re.M).group(1))
+    # the commit, the root tree, mm/'s tree and the changed file: not the 20 others
+    assert loose == 4, own
+    assert b.git("show", "HEAD:mm/f0.c") == "int f0 = 1;\n"
+    assert b.git("show", "HEAD:mm/f7.c") == "int f7;\n"
+    assert ".git" not in b.git("ls-tree", "--name-only", "HEAD").split()
+    # the donor goes: the borrower is made again, complete on its own
+    b.release()
+    shutil.rmtree(work / "pkg")
+    c = WorkTree.prepare(branch, "user", work / "user", ident, date)
+    assert not (git_b / "objects" / "info" / "alternates").exists()
+    assert c.git("show", "HEAD:mm/f7.c") == "int f7;\n"

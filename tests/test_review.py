@@ -203,7 +203,7 @@ def world(tmp_path):
         "From: slabconv <slabconv@localhost>\n"
         "Subject: [PATCH 00/03] A test series\n\n"
         "The blurb.\n\n"
-        "Steps of the original series that this kernel does not have (no patch):\n"
+        "Steps of the original series with no patch of their own here (each says why):\n"
         "  mm: A step this kernel lacks\n"
         "    the function came\n"
         "    later\n\n"

@@ -127,6 +127,13 @@ def test_rule_case(case, tmp_path):
     assert rule.is_file(), f"test dir {case.parent.name} has no rule file"
     if is_report_rule(rule):
         return check_report_case(rule, case, tmp_path)
+    return check_patch_case(rule, case, tmp_path)
+
+
+def check_patch_case(rule: Path, case: Path, tmp_path: Path) -> None:
+    """The rule run as the driver runs it on a copy named <case>.c: the
+    result must be <case>.res, and the refusals it prints exactly the
+    lines of <case>.out (none without one)."""
     expected = case.with_suffix(".res")
     assert expected.is_file(), f"{case} has no .res"
     args_file = case.with_suffix(".args")
@@ -134,11 +141,28 @@ def test_rule_case(case, tmp_path):
     work = tmp_path / case.name
     shutil.copy(case, work)
     cp = subprocess.run([*spatch.base_command(), "--sp-file", str(rule), "-D", "patch", *args, "--no-includes",
-                         "--very-quiet", "--in-place", str(work)], capture_output=True, text=True)
+                         "--very-quiet", "--in-place", case.name], cwd=tmp_path,
+                        capture_output=True, text=True)
     assert cp.returncode == 0, cp.stdout + cp.stderr
     assert "parse error" not in cp.stdout + cp.stderr
     assert work.read_text() == expected.read_text(), (
         f"{rule.name} on {case.name} differs from {expected.name}")
+    check_refusals(rule, case, cp.stdout)
+
+
+def refusal_lines(output: str) -> str:
+    return "".join(l + "\n" for l in output.splitlines() if l.startswith(spatch.REFUSE))
+
+
+def check_refusals(rule: Path, case: Path, output: str) -> None:
+    """What the patch rule refused: exactly the lines of <case>.out, or
+    nothing when the case has none."""
+    out = case.with_suffix(".out")
+    want = out.read_text() if out.is_file() else ""
+    got = refusal_lines(output)
+    assert got == want, (f"{rule.name} on {case.name}: refused\n{got or '(nothing)'}\n"
+                         f"expected{' (' + out.name + ')' if out.is_file() else ''}:\n"
+                         f"{want or '(nothing)'}")
 
 
 def check_report_case(rule: Path, case: Path, tmp_path: Path) -> None:
@@ -194,8 +218,13 @@ def test_every_rule_and_template_is_used_by_the_manifest():
     for rule in PATCH_RULES:
         assert f"rules/{rule.name}" in used, f"{rule.name} is not used by cocci/series.toml"
     checks = "".join(p.read_text() for d in ("verify", "regen") for p in (REPO / d).glob("*.py"))
+    # a report rule that a locals-first directive of a used rule runs
+    first = {d.rule for r in used if r.endswith(".cocci") and (COCCI / r).is_file()
+             for d in manifest.directives(COCCI / r) if isinstance(d, manifest.LocalsFirst)}
     for rule in REPORT_RULES:
-        assert rule.name in checks, f"report rule {rule.name} is not used by verify/ or regen/"
+        assert rule.name in checks or f"rules/{rule.name}" in first, (
+            f"report rule {rule.name} is not used by verify/ or regen/, nor by a "
+            f"locals-first directive of a rule the manifest uses")
     for t in (COCCI / "templates").glob("*.h"):
         assert f"templates/{t.name}" in used, f"{t.name} is not used by cocci/series.toml"
 
@@ -310,3 +339,54 @@ def test_the_after_rules_give_up_extracting_what_is_not_one_definition():
     two = "#ifdef X\nstatic int f(void)\n{\n\treturn 1;\n}\n#else\nstatic int f(void)\n{\n\treturn 0;\n}\n#endif\n"
     first = two.index("}") + 1
     assert [n for _, _, n in after._functions(two, [(0, first)])] == ["f", "f"]
+
+
+def test_a_patch_rules_refusals_are_checked_against_the_cases_out(tmp_path):
+    """A case with a .out must be refused exactly so; a case without one
+    must not be refused at all (check_refusals, on every patch rule case)."""
+    rule = COCCI / "rules" / "slab_return.cocci"
+    case = tmp_path / "c.c"
+    line = f"{spatch.REFUSE} c.c:3: f() returns p, which can be NULL there"
+    check_refusals(rule, case, "noise\n")
+    with pytest.raises(AssertionError, match="c.c:3"):
+        check_refusals(rule, case, line + "\n")
+    case.with_suffix(".out").write_text(line + "\n")
+    check_refusals(rule, case, "noise\n" + line + "\n")
+    with pytest.raises(AssertionError, match=r"\(nothing\)"):
+        check_refusals(rule, case, "noise\n")
+
+
+def _planted_case(tmp_path: Path, name: str, out: str | None) -> Path:
+    """cocci/tests/slab_return/<name> with its .res and .args, copied to a
+    directory of its own, with <out> as its .out (None: no .out)."""
+    d = tmp_path / "cases"
+    d.mkdir()
+    src = COCCI / "tests" / "slab_return" / name
+    for suffix in (".c", ".res", ".args"):
+        shutil.copy(src.with_suffix(suffix), d / src.with_suffix(suffix).name)
+    if out is not None:
+        (d / name).with_suffix(".out").write_text(out)
+    run = tmp_path / "run"
+    run.mkdir()
+    return d / f"{name}.c"
+
+
+@pytest.mark.parametrize("name,out", [
+    ("new_refuse", None),                                        # a refusal no .out expects
+    ("new_refuse", ""),                                          # the same, with an empty .out
+    ("new_code", "SLABCONV-REFUSE: new_code.c:1: planted\n"),   # an expected refusal missing
+])
+def test_a_patch_case_whose_refusals_differ_from_its_out_fails(tmp_path, name, out):
+    case = _planted_case(tmp_path, name, out)
+    with pytest.raises(AssertionError, match=r": refused\n"):
+        check_patch_case(COCCI / "rules" / "slab_return.cocci", case, tmp_path / "run")
+
+
+def test_the_refusing_cases_are_checked_against_their_out(tmp_path):
+    outs = sorted(p.stem for p in (COCCI / "tests" / "slab_return").glob("new_refuse*.out"))
+    assert outs == ["new_refuse", "new_refuse_call"]
+    for name in outs:
+        d = tmp_path / name
+        d.mkdir()
+        check_patch_case(COCCI / "rules" / "slab_return.cocci",
+                         COCCI / "tests" / "slab_return" / f"{name}.c", d)

@@ -104,3 +104,14 @@ def test_outside_mm_no_fold_to_the_helpers_of_mm_slab_h(tmp_path, cache):
     got = (res.worktree.path / "lib" / "user.c").read_text()
     assert "struct slab *slab = page_slab(virt_to_head_page(x));" in got, got
     assert "return slab->slab_cache;" in got
+
+
+def test_a_local_named_slab_clashes_only_with_code_that_names_slab():
+    """The word in a comment or a string, or a member named slab, leaves
+    the name `slab` free; a local, parameter or call argument named slab
+    takes it (the conversion then keeps the local's own name)."""
+    from regen.usage import names_slab
+    assert not names_slab("{\n\t/* the slab's memory */\n\tx = c->slab; y = s.slab;\n"
+                          "\tpr_info(\"slab\");\n}\n")
+    assert names_slab("{\n\tstruct slab *slab;\n}\n")
+    assert names_slab("{\n\tfree_it(slab);\n}\n")

@@ -539,18 +539,23 @@ def test_baseline_exported_from_the_repository(series, tmp_path, monkeypatch):
 
 def test_old_build_cleanup_keeps_to_its_own_config(tmp_path):
     """'slub' must not count (or delete) slub-nodebug's builds; an old
-    baseline takes its patched and bisect directories with it."""
+    baseline takes its patched, bisect and variability directories with it."""
     root = tmp_path / "builds"
     for i, name in enumerate(["base-slub-%012x" % n for n in range(4)]
                              + ["base-slub-nodebug-%012x" % n for n in range(4)]):
         (root / name).mkdir(parents=True)
         os.utime(root / name, (1000 + i, 1000 + i))
+    for name in ("var-slub-000000000000-0123456789", "var-slub-000000000003-0123456789",
+                 "var-slub-nodebug-000000000000-0123456789"):
+        (root / name).mkdir()
     keep = root / ("base-slub-%012x" % 3)
     old = verify._old_builds(root, "slub", keep)
     assert [p.name for p in old] == [
-        "base-slub-000000000000", "patched-slub-000000000000", "bisect-slub-000000000000"]
+        "base-slub-000000000000", "patched-slub-000000000000", "bisect-slub-000000000000",
+        "var-kconfig-slub-000000000000", "var-slub-000000000000-0123456789"]
     old = verify._old_builds(root, "slub-nodebug", root / ("base-slub-nodebug-%012x" % 3))
-    assert [p.name for p in old][::3] == ["base-slub-nodebug-000000000000"]
+    assert [p.name for p in old][::4] == ["base-slub-nodebug-000000000000",
+                                          "var-slub-nodebug-000000000000-0123456789"]
 
 
 # --- runtime bisect: every patch's kernel booted ----------------------------
@@ -691,8 +696,8 @@ def test_object_code_check_names_a_type_only_patch_that_changes_code(series, tmp
 
 
 class CodeExpectStub:
-    def __init__(self, functions, why):
-        self.functions, self.why, self.objects = functions, why, []
+    def __init__(self, functions, why, objects=()):
+        self.functions, self.why, self.objects = functions, why, list(objects)
 
 
 def test_a_declaration_added_later_judges_the_stored_code_changes_again(series, tmp_path,
@@ -711,11 +716,46 @@ def test_a_declaration_added_later_judges_the_stored_code_changes_again(series, 
     out_root = tmp_path / "builds"
     r = run(repo, pristine, out_root, code=lambda s: (None, {}))
     assert [p.index for p in r.configs[0].code_failures] == [1]
-    declared = [CodeExpectStub(["kfree"], "on purpose"), CodeExpectStub(["kmalloc"], "too")]
-    r2 = run(repo, pristine, out_root, code=lambda s: (declared, {}))
+    r2 = run(repo, pristine, out_root, code=lambda s: ([CodeExpectStub(["kfree"], "on purpose")],
+                                                       {}))
     p = r2.configs[0].patches[0]
-    assert p.cached and r2.ok and not p.code["unexpected"]
-    assert [m["function"] for m in p.code["missing"]] == ["kmalloc"]
+    assert p.cached and r2.ok and not p.code["unexpected"] and not p.code["missing"]
+
+
+def test_a_declared_change_that_no_longer_happens_fails(series, tmp_path, monkeypatch):
+    """A change the manifest declares whose function is compiled and keeps
+    its code (kmalloc), or is in none of the objects the declaration names,
+    is a stale declaration: the patch fails the object-code check, and a
+    rerun judging the stored changes says so too."""
+    from verify import objdiff
+    pristine, repo, base = series
+    FakeKernel(monkeypatch)
+
+    def fake_check(before, after, objects, expectations, renames, patch=""):
+        d = [objdiff.ObjDiff(o, changed=[objdiff.FuncChange("kfree", 100, 108)],
+                             present=frozenset({"kfree", "kmalloc"})) for o in objects]
+        unexpected, missing = objdiff.judge(expectations, d, patch)
+        return objdiff.PatchCode(patch, d, unexpected, missing)
+    monkeypatch.setattr(objdiff, "check_patch", fake_check)
+    patch(repo, "mm: Hot path", {"mm/a.c": A_C + "/* HOT */\n"})
+    out_root = tmp_path / "builds"
+    for declared in ([CodeExpectStub(["kfree"], "on purpose"), CodeExpectStub(["kmalloc"], "too")],
+                     [CodeExpectStub(["kfree"], "on purpose"),
+                      CodeExpectStub(["gone_fn"], "renamed since", ["mm/a.o"])]):
+        for _ in range(2):                              # built, then judged from the state
+            r = run(repo, pristine, out_root, code=lambda s: (declared, {}))
+            c = r.configs[0]
+            assert not r.ok and [p.index for p in c.code_failures] == [1], r.summary
+            stale = [l for l in r.problems if "declaration is stale" in l]
+            assert len(stale) == 1 and declared[1].functions[0] in stale[0], r.problems
+            assert declared[1].why in stale[0]
+            assert "1 declare a change that no longer happens: patch 1" in c.code_line()
+    # an expectation naming no object, whose function no compared object has,
+    # is not judged here (its object may not be built in this configuration)
+    r = run(repo, pristine, out_root, code=lambda s: ([CodeExpectStub(["kfree"], "on purpose"),
+                                                       CodeExpectStub(["slab_only"], "SLAB")], {}))
+    assert r.ok, r.problems
+    assert [m["reason"] for m in r.configs[0].patches[0].code["missing"]] == ["absent"]
 
 
 def test_a_verdict_made_with_other_guest_tests_is_made_again(series, tmp_path, monkeypatch):
@@ -725,7 +765,7 @@ def test_a_verdict_made_with_other_guest_tests_is_made_again(series, tmp_path, m
     pristine, repo, base = series
     FakeKernel(monkeypatch)
     g = FakeGuests(monkeypatch)
-    monkeypatch.setattr(runtime, "tests_digest", lambda: "tests-v1")
+    monkeypatch.setattr(runtime, "tests_digest", lambda cmdline="": "tests-v1")
     patch(repo, "mm: Fine", {"mm/a.c": A_C.replace("1", "11")})
     out_root = tmp_path / "builds"
     r = run(repo, pristine, out_root, runtime_configs=("slub",), guest=guest)
@@ -733,10 +773,54 @@ def test_a_verdict_made_with_other_guest_tests_is_made_again(series, tmp_path, m
     assert r.configs[0].patches[0].boot["tests"] == "tests-v1"
     run(repo, pristine, out_root, runtime_configs=("slub",), guest=guest)
     assert len(g.booted) == 1                          # the same tests: from the state
-    monkeypatch.setattr(runtime, "tests_digest", lambda: "tests-v2")
+    monkeypatch.setattr(runtime, "tests_digest", lambda cmdline="": "tests-v2")
     r3 = run(repo, pristine, out_root, runtime_configs=("slub",), guest=guest)
     assert len(g.booted) == 2 and not r3.configs[0].patches[0].cached
     assert r3.configs[0].patches[0].boot["tests"] == "tests-v2"
+
+
+@pytest.mark.parametrize("scanner", ["console", "ktap"])
+def test_a_verdict_made_with_another_scanner_is_made_again(series, tmp_path, monkeypatch,
+                                                           scanner):
+    """boot/console.py and boot/ktap.py judge the guest's output: once
+    either changes (fixed or broken), the recorded verdicts are not theirs
+    and the kernels are booted again."""
+    import importlib
+    pristine, repo, base = series
+    FakeKernel(monkeypatch)
+    g = FakeGuests(monkeypatch)
+    patch(repo, "mm: Fine", {"mm/a.c": A_C.replace("1", "11")})
+    out_root = tmp_path / "builds"
+    run(repo, pristine, out_root, runtime_configs=("slub",), guest=guest)
+    run(repo, pristine, out_root, runtime_configs=("slub",), guest=guest)
+    assert len(g.booted) == 1                          # the same scanners: from the state
+    mod = importlib.import_module(f"boot.{scanner}")
+    copy = tmp_path / f"{scanner}.py"
+    copy.write_text(Path(mod.__file__).read_text() + "# changed\n")
+    monkeypatch.setattr(mod, "__file__", str(copy))
+    r = run(repo, pristine, out_root, runtime_configs=("slub",), guest=guest)
+    assert len(g.booted) == 2 and not r.configs[0].patches[0].cached
+
+
+def test_a_verdict_made_with_another_command_line_is_made_again(series, tmp_path, monkeypatch):
+    from boot.matrix import GuestSpec
+    pristine, repo, base = series
+    FakeKernel(monkeypatch)
+    g = FakeGuests(monkeypatch)
+    line = ["slabconv.inject=none"]
+
+    def guest_with_line(config, image, build_dir, src, name, modules):
+        return GuestSpec(name=name, arch="x86_64", image=Path(image), build_dir=Path(build_dir),
+                         src=Path(src), config=config, cmdline=line[0],
+                         options={"modules": modules})
+    patch(repo, "mm: Fine", {"mm/a.c": A_C.replace("1", "11")})
+    out_root = tmp_path / "builds"
+    run(repo, pristine, out_root, runtime_configs=("slub",), guest=guest_with_line)
+    run(repo, pristine, out_root, runtime_configs=("slub",), guest=guest_with_line)
+    assert len(g.booted) == 1                          # the same command line: from the state
+    line[0] = "slabconv.inject=all"
+    r = run(repo, pristine, out_root, runtime_configs=("slub",), guest=guest_with_line)
+    assert len(g.booted) == 2 and not r.configs[0].patches[0].cached
 
 
 def test_the_object_code_check_compares_with_the_previous_patch_after_a_resume(

@@ -8,6 +8,7 @@ assert, a new sparse warning, a failing patch, a changed line no build
 compiled, a coverage build that fails and a slab field left after the
 series each fail verify and are named in the summary and the report;
 all passing is a PASS that still prints every figure."""
+import argparse
 import json
 
 import pytest
@@ -294,9 +295,20 @@ def test_a_check_not_asked_for_is_listed_as_not_run(world, capsys):
     st = r.status()
     assert st["layout"].startswith("not run") and st["checkpatch"].startswith("not run")
     assert st["messages"] == "not run: not asked for"
-    assert st["per-patch"] == "not run: --bisect-configs none"
+    assert st["per-patch"] == "not run: not asked for"
     assert st["compiled-lines"] == "not run: not asked for"
-    assert "layout not run" in out and "per-patch builds: --bisect-configs none" in out
+    assert "layout not run" in out and "per-patch builds: not asked for" in out
+
+
+def test_the_per_patch_check_not_run_names_the_reason_it_was_given(world):
+    """"--bisect-configs none" only where the command line said so (boot,
+    bench and the tests ask for no per-patch check without it)."""
+    ap, _ = world
+    r = checks.verify_applied(ap, ("slub",), (), layout=False, checkpatch=False,
+                              bisect_why=apply.bisect_why(argparse.Namespace(bisect_configs="none")))
+    assert r.status()["per-patch"] == "not run: --bisect-configs none"
+    assert apply.bisect_why(argparse.Namespace()) == "not asked for"
+    assert apply.bisect_why(argparse.Namespace(bisect_configs="")) == "--bisect-configs ''"
 
 
 def test_boot_leaves_out_the_tree_gates_and_says_so(world, capsys):
@@ -348,7 +360,8 @@ def test_the_main_job_says_what_it_proved_and_what_is_left(world, capsys):
     """make (cmd_all) verifies slub only: its closing lines name the checks
     that passed, the boots, what it did not run, and the command for the rest."""
     ap, _ = world
-    r = checks.verify_applied(ap, ("slub",), (), coverage_configs=None, runtime_configs=())
+    r = checks.verify_applied(ap, ("slub",), (), coverage_configs=None, runtime_configs=(),
+                              bisect_why="--bisect-configs none")
     boot = type("B", (), {"passed": True, "counts": "58 tests: 51 passed"})()
     lines = pipeline.main_job_lines(r, {"slub": boot})
     assert lines[0].startswith("proved: checkpatch; messages; nullcheck; builds;")

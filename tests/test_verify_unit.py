@@ -145,6 +145,31 @@ def test_parse_sparse_output():
     assert all(w.tool == "sparse" for w in ws)
 
 
+@pytest.mark.parametrize("log,ok", [
+    (SPARSE_LOG, True),                                   # both files checked
+    (SPARSE_LOG.replace("  CHECK   ../mm/slub.c\n", ""), False),   # slub.c never checked
+    ("  CC      mm/usercopy.o\n  CC      mm/slub.o\n", False),      # sparse did not run
+], ids=["checked", "one-unchecked", "none-checked"])
+def test_sparse_that_exits_0_without_checking_a_file_fails(tmp_path, monkeypatch, log, ok):
+    src, out = tmp_path / "src", tmp_path / "src" / "o"
+    (src / "mm").mkdir(parents=True)
+    out.mkdir()
+    (out / ".config").write_text("CONFIG_SLUB=y\n")
+    for f in ("mm/usercopy.c", "mm/slub.c"):
+        (src / f).write_text("")
+
+    def make_that_exits_0(cmd, *, env, log_path, label, **kw):
+        log_path.write_text(log)
+        return 0, 0, 0.1
+    monkeypatch.setattr(kbuild, "run_make", make_that_exits_0)
+    r = sparse.run_sparse(src, out, ["mm/usercopy.c", "mm/slub.c"])
+    assert r.ok is ok, r.error_excerpt
+    if not ok:
+        assert "sparse did not check" in r.error_excerpt and "mm/slub.c" in r.error_excerpt
+        assert str(r.log) in r.error_excerpt
+        assert not sparse.compare(r, r).ok
+
+
 def test_sparse_key_ignores_lines():
     base = W.parse_sparse("../mm/slub.c:2270:13: warning: context imbalance in 'f' - "
                           "unexpected unlock\n")

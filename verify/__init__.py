@@ -112,7 +112,9 @@ def _old_builds(out_root: Path, config: str, keep_dir: Path) -> list:
     for b in bases[KEEP_BASELINES - 1:]:
         slog.info("verify", f"removing old baseline build {b.name}")
         old += [b] + [out_root / b.name.replace("base-", f"{kind}-", 1)
-                      for kind in ("patched", "bisect")]
+                      for kind in ("patched", "bisect", "var-kconfig")]
+        key = b.name[len(f"base-{config}-"):]
+        old += sorted(out_root.glob(f"var-{config}-{key}-*"))   # the variability builds'
     return old
 
 
@@ -123,7 +125,7 @@ def build_key(config: str, ident: str, targets=kbuild.DEFAULT_TARGETS, version: 
     arch = kconfig.config_arch(config)
     cfg = kconfig.inputs_digest(kconfig.config_fragments(config, version), arch)
     wrapper = hashlib.sha256(kbuild.CCWRAP.read_bytes()).hexdigest()[:8]
-    return _digest(config, cfg, arch, tuple(targets), wrapper, kbuild.compiler(), ident)
+    return _digest(config, cfg, arch, tuple(targets), wrapper, kbuild.compiler(arch=arch), ident)
 
 
 @contextmanager

@@ -81,6 +81,7 @@ from base.cliutil import comma_list, write_json
 from base.log import duration, guarded, SlabconvError
 from base.paths import cache_dir
 from . import configtable, kbuild, kconfig, objdiff, runtime, tree, warnings as W
+from . import variability_builds
 from .bisect_plan import (FULL_TARGETS, LINK_TARGETS, Plan, _symbols, dep_index, needs_link,
                           parse_cmd_deps, plan_build)
 from .bisect_results import (BisectResult, ConfigResult, PatchResult, _uniq, summary_text,
@@ -171,6 +172,7 @@ class _ConfigRun:
         prev_delta = {}
         kernels = runtime.Kernels(self.bdir, self.config, self.arch, self.jobs) \
             if self.guest is not None else None
+        boot_key = runtime.verdict_key(self.guest, self.config) if kernels is not None else ""
         to_boot = []                            # (index, sha): kernels kept, not booted yet
         for i, (sha, subject) in enumerate(self.commits, 1):
             target = self.deltas[sha]
@@ -179,9 +181,11 @@ class _ConfigRun:
             prev_delta = target
             pr = PatchResult(index=i, commit=sha, subject=subject, files=files)
             cached = st["results"].get(sha)
-            if (kernels is not None and cached and not runtime.current(cached.get("boot"))
+            if (kernels is not None and cached
+                    and not runtime.current(cached.get("boot"), boot_key)
                     and not kernels.have(sha)):
-                cached = None                  # never booted, or with other guest tests: again
+                cached = None                  # never booted, or with other tests, scanners or
+                                               # command line: again
             if self.code is not None and cached and "code" not in cached["result"]:
                 cached = None                  # built before without the object-code check
             if resuming and cached and cached.get("ok"):
@@ -195,7 +199,7 @@ class _ConfigRun:
                 prev_diag = [W.CompilerWarning.from_dict(w) for w in cached["diag"]]
                 known_log = [W.CompilerWarning.from_dict(w) for w in cached["log_warnings"]]
                 if kernels is not None:
-                    pr.boot = cached.get("boot") if runtime.current(cached.get("boot")) else None
+                    pr.boot = cached.get("boot") if runtime.current(cached.get("boot"), boot_key) else None
                     if pr.boot is None:
                         to_boot.append((i, sha))
                 self.res.patches.append(pr)
@@ -229,7 +233,7 @@ class _ConfigRun:
                 if pr.action == "none" and self.res.patches:
                     # the previous patch's kernel: not booted again
                     pr.boot = runtime.PatchBoot("same", same_as=self.res.patches[-1].index,
-                                                tests=runtime.tests_digest()).to_dict()
+                                                tests=boot_key).to_dict()
                 else:
                     t2 = time.monotonic()
                     failed = kernels.keep(self.snap, self.o, sha,
@@ -419,7 +423,7 @@ class _ConfigRun:
                                             f"{pr.index}/{len(self.commits)} {pr.subject}")
         pr.code = dict(pr.code, unexpected=[f.to_dict() for f in unexpected],
                        missing=[f.to_dict() for f in missing],
-                       ok=not unexpected)
+                       ok=not unexpected and not any(f.stale for f in missing))
 
     def _left(self, pr: PatchResult) -> str:
         """", about Xm left": the remaining patches at the times their builds
@@ -468,7 +472,7 @@ def check_series(repo, out_root, configs=None, *, base: str = BASE_REF,
                  head: str = "HEAD", baseline_src=None, baseline_id: Optional[str] = None,
                  jobs: int = 2, report_dir=None, progress: bool = True,
                  runtime_configs=(), guest=None, boot_jobs: int = 2,
-                 code=None) -> BisectResult:
+                 code=None, variability: bool = False) -> BisectResult:
     """Build every commit of base..head of `repo` incrementally, in each of
     `configs` (default: verify/configs.toml's per-patch set); stop a
     configuration at its first failing patch.
@@ -488,6 +492,11 @@ def check_series(repo, out_root, configs=None, *, base: str = BASE_REF,
         code changes (None: type-only) and its function renames; every
         object a patch's build rewrites is compared with its version
         before the build.  None: not checked.
+    variability: after the configurations, the variability builds
+        (verify/variability_builds.py): every Kconfig symbol that changes
+        what a patch's changed lines compile to, flipped in the first of
+        `configs` that compiles them, and the objects holding the lines
+        built at that patch; the unflipped side is this check's own build.
     """
     t0 = time.monotonic()
     configs = configtable.names("per-patch") if configs is None else configs
@@ -522,8 +531,15 @@ def check_series(repo, out_root, configs=None, *, base: str = BASE_REF,
         r = results[-1]
         slog.info("bisect", f"{c}: {'OK' if r.ok else 'FAIL'}, {len(r.patches)}/{len(commits)} "
                             f"patches in {duration(r.seconds, 1)}")
-    res = BisectResult(ok=all(r.ok for r in results), configs=results, commits=commits,
-                       base=base_sha, seconds=time.monotonic() - t0)
+    var = None
+    if variability:
+        on_side = {r.config: {p.index: p for p in r.patches} for r in results}
+        var = variability_builds.check(repo, commits, deltas, base_sha, out_root, configs, src,
+                                       ident, jobs=jobs, progress=progress, on_side=on_side)
+        slog.info("bisect", var.summary(per_patch=False).splitlines()[0])
+    res = BisectResult(ok=all(r.ok for r in results) and (var is None or var.ok),
+                       configs=results, commits=commits, base=base_sha,
+                       seconds=time.monotonic() - t0, variability=var)
     rdir = Path(report_dir) if report_dir else out_root
     rdir.mkdir(parents=True, exist_ok=True)
     res.report = rdir / "bisect.json"
@@ -555,13 +571,16 @@ def main(argv=None) -> int:
                                                   "build/bisect/)")
     ap.add_argument("--json", type=Path, help="also write the JSON report here")
     ap.add_argument("-j", "--jobs", type=int, default=2)
+    ap.add_argument("--variability", action="store_true",
+                    help="also the variability builds (verify/variability_builds.py)")
     args = ap.parse_args(argv)
 
     def go() -> int:
         r = check_series(args.repo, args.out_root or cache_dir("build", "bisect"),
                          comma_list(args.configs),
                          base=args.base, head=args.head, baseline_src=args.baseline_src,
-                         baseline_id=args.baseline_id, jobs=args.jobs)
+                         baseline_id=args.baseline_id, jobs=args.jobs,
+                         variability=args.variability)
         write_json(args.json, r.to_dict())
         print(r.summary)
         return 0 if r.ok else 1

@@ -8,6 +8,13 @@ from typing import Optional
 
 from base.log import duration
 from . import warnings as W
+from .objdiff.expect import stale as objdiff_stale
+
+
+def _stale(code: dict) -> list:
+    """The declared changes of a patch's object-code check that no longer
+    happen (verify.objdiff.expect.stale())."""
+    return [m for m in code.get("missing", []) if objdiff_stale(m)]
 
 
 @dataclass
@@ -102,8 +109,10 @@ class ConfigResult:
 
     @property
     def code_failures(self) -> list:
-        """Patches whose object code changed where the manifest expects none."""
-        return [p for p in self.patches if p.code and p.code.get("unexpected")]
+        """Patches whose object code changed where the manifest expects none,
+        or did not change where it declares a change (a stale declaration)."""
+        return [p for p in self.patches if p.code and (p.code.get("unexpected")
+                                                       or _stale(p.code))]
 
     @property
     def boot_failures(self) -> list:
@@ -113,7 +122,8 @@ class ConfigResult:
     @property
     def code_declared(self) -> list:
         """Patches whose code changed, every change as their entry declares."""
-        return [p for p in self.coded if p.code["diffs"] and not p.code.get("unexpected")]
+        return [p for p in self.coded if p.code["diffs"] and not p.code.get("unexpected")
+                and not _stale(p.code)]
 
     @property
     def patch_seconds(self) -> float:
@@ -123,11 +133,14 @@ class ConfigResult:
         """The object-code check in one line ('' when nothing was compared)."""
         if not self.coded:
             return ""
-        bad = self.code_failures
+        bad = [p for p in self.coded if p.code.get("unexpected")]
+        stale = [p for p in self.coded if _stale(p.code)]
         return (f"{self.config}: object code: {self.code_unchanged} of {len(self.coded)} "
                 f"patches change no function's code; {len(self.code_declared)} change it as "
                 f"their entry declares; {len(bad)} change code their entry does not declare"
-                + (": " + ", ".join(f"patch {p.index}" for p in bad[:8]) if bad else ""))
+                + (": " + ", ".join(f"patch {p.index}" for p in bad[:8]) if bad else "")
+                + (f"; {len(stale)} declare a change that no longer happens: "
+                   + ", ".join(f"patch {p.index}" for p in stale[:8]) if stale else ""))
 
     def runtime_line(self) -> str:
         """The runtime bisect in one line ('' when this configuration booted nothing)."""
@@ -182,10 +195,11 @@ class BisectResult:
     seconds: float = 0.0
     report: Optional[Path] = None
     summary: str = ""
+    variability: Optional[object] = None    # variability_builds.VarResult (None: not run)
 
     @property
     def problems(self) -> list:
-        out = []
+        out = list(self.variability.problems) if self.variability is not None else []
         for c in self.configs:
             f = c.first_failure
             if f is not None:
@@ -200,6 +214,15 @@ class BisectResult:
                                f"{u['old_size']} -> {u['new_size']} bytes, "
                                f"{u['new_size'] - u['old_size']:+d}) in config {c.config}; "
                                f"its manifest entry expects no code change there")
+                for m in _stale(p.code)[:5]:
+                    how = ("its code is the same" if m["reason"] == "unchanged"
+                           else "no compared object has it")
+                    out.append(f"patch {p.index}/{len(self.commits)} \"{p.subject}\" declares a "
+                               f"code change of {m['function']}"
+                               + (f" in {m['object']}" if m["object"] else "")
+                               + f" ({m['why']}), but in config {c.config} {how}: the "
+                               f"declaration is stale; remove it from the manifest entry "
+                               f"or find why the change no longer happens")
             for p in c.boot_failures:
                 b = p.boot
                 first = b["failures"][0].splitlines()[0] if b["failures"] else b["verdict"]
@@ -211,7 +234,8 @@ class BisectResult:
         return {"ok": self.ok, "base": self.base, "seconds": round(self.seconds, 1),
                 "problems": self.problems,
                 "commits": [{"commit": s, "subject": t} for s, t in self.commits],
-                "configs": [c.to_dict() for c in self.configs]}
+                "configs": [c.to_dict() for c in self.configs],
+                "variability": None if self.variability is None else self.variability.to_dict()}
 
     def brief(self) -> dict:
         """For other reports: what failed, per configuration times, where the report is."""
@@ -219,7 +243,9 @@ class BisectResult:
                 "seconds": round(self.seconds, 1),
                 "configs": {c.config: {"ok": c.ok, "seconds": round(c.seconds, 1),
                                        "patches_checked": len(c.patches)}
-                            for c in self.configs}}
+                            for c in self.configs},
+                "variability": None if self.variability is None else {
+                    k: v for k, v in self.variability.to_dict().items() if k != "patches"}}
 
 
 EXCERPT_LINES_SUMMARY = 12
@@ -256,6 +282,9 @@ def summary_text(r: BisectResult) -> str:
             L.append(f"    object code: {c.code_unchanged}/{len(coded)} patches change no "
                      "function's code"
                      + (f"; {len(c.code_failures)} with changes their entry does not declare"
+                        " or declared changes that no longer happen"
+                        if any(_stale(p.code) for p in c.code_failures) else
+                        f"; {len(c.code_failures)} with changes their entry does not declare"
                         if c.code_failures else ""))
             for p in coded:
                 if not p.code["diffs"] and not p.code["missing"]:
@@ -269,7 +298,9 @@ def summary_text(r: BisectResult) -> str:
                                  f"{ch['new_size'] - ch['old_size']:+d} bytes "
                                  f"({ch['old_size']} -> {ch['new_size']})")
                 for m in p.code["missing"][:3]:
-                    L.append(f"      expected but unchanged: {m['function']} ({m.get('why', '')})")
+                    tag = "STALE, expected but unchanged" if objdiff_stale(m) else \
+                        "expected but unchanged"
+                    L.append(f"      {tag}: {m['function']} ({m.get('why', '')})")
         if c.runtime:
             booted = c.own_kernels
             L.append(f"    runtime: {c.kernels_passed}/{len(booted)} "
@@ -283,6 +314,8 @@ def summary_text(r: BisectResult) -> str:
                     L.append(f"      | {ln}")
                 L.append(f"      (console: {p.boot['log']})")
     L.extend(times_table(r))
+    if r.variability is not None:
+        L.extend("  " + ln for ln in r.variability.summary().splitlines())
     if r.report:
         L.append(f"  report {r.report}")
     return "\n".join(L)

@@ -20,11 +20,12 @@ import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from base import arches
 from base.log import SlabconvError
 
 TABLE_FILE = Path(__file__).resolve().parent / "configs.toml"
 CHECKS = ("verify", "per-patch", "runtime", "coverage", "boot", "reference", "main", "layout")
-ARCHES = ("x86_64", "i386")
+ARCHES = arches.names()
 ALLOCATORS = ("slub", "slab", "slob", "slub-tiny")
 DEFAULTS = {"boot_timeout": float, "reference_timeout": float}
 _KEYS = {"arch", "allocator", "fragments", "requires", "checks", "on_request", "boot",

@@ -13,8 +13,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from base import arches
 from regen.field_users import Use
-from . import kbuild
+from . import configtable, kbuild
 from .compiled import load_allowlist
 
 
@@ -45,10 +46,17 @@ def coverage(users: dict[str, list[Use]] | list[str], builds: dict[str, Path],
         if not built:
             if f in whole:
                 row["why_not"] = whole[f]
-            elif f.startswith("arch/") and not f.startswith("arch/x86/"):
-                row["why_not"] = f"{f.split('/')[1]} code: the builds are x86 (x86_64 and i386)"
+            elif f.startswith("arch/") and f.split("/")[1] not in _built_arch_dirs(builds):
+                row["why_not"] = (f"{f.split('/')[1]} code: no build of that architecture "
+                                  f"(the builds: {', '.join(sorted(_built_arch_dirs(builds)))})")
             else:
                 row["why_not"] = "no configured build compiles it (verify/configs)"
         rows.append(row)
     return rows
 
+
+def _built_arch_dirs(builds: dict) -> set:
+    """The arch/<dir>/ of the builds' configurations (x86 for x86_64 and
+    i386; arm64): a build named after no configuration counts as none."""
+    return {arches.get(configtable.get(n).arch).arch_dir for n in builds
+            if n in configtable.table().configs}

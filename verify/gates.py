@@ -133,6 +133,10 @@ class Gates:
                 problems.extend(b.problems or ["[per-patch] the check failed"])
         status["object-code"] = "not run: per-patch not run" if b is None else \
             "ok" if not any(c.code_failures for c in cs) else "FAIL"
+        v = None if b is None else b.variability
+        status["variability"] = "not run: per-patch not run" if b is None else \
+            f"not run: {self.not_run.get('variability', 'not asked for')}" if v is None else \
+            "ok" if v.ok else "FAIL"
         rt = [c for c in cs if c.runtime]
         status["runtime"] = "not run: no runtime configuration" if not rt else \
             "ok" if not any(c.boot_failures for c in rt) else "FAIL"
@@ -281,6 +285,9 @@ class Gates:
             if c.runtime:
                 L.append(f"  {c.config}: runtime: {c.kernels_passed}/{len(c.own_kernels)} "
                          "kernels passed the in-guest tests")
+        v = b.variability
+        L.append("  " + (v.summary(per_patch=False).replace("\n", "\n  ") if v is not None else
+                         f"variability: not run: {self.not_run.get('variability', 'not asked for')}"))
         return L + bisect.times_table(b)
 
     def _compiled_lines(self) -> list:

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from base import log as slog
+from base import arches, log as slog
 from base.log import SlabconvError
 from base.paths import cache_dir
 from . import kconfig, warnings as W
@@ -45,7 +45,9 @@ CCWRAP = Path(__file__).resolve().parent / "ccwrap.sh"
 DISTCCWRAP = Path(__file__).resolve().parent / "distccwrap.sh"
 DIAG_SUFFIX = ".diag-slabconv"
 LOG_NAME = "slabconv-build.log"
-DEFAULT_TARGETS = ("bzImage", "modules_prepare")
+# arches.IMAGE ("bzImage") stands for the architecture's image target
+# (arm64: Image): build() asks make for arches.get(arch).targets(targets).
+DEFAULT_TARGETS = (arches.IMAGE, "modules_prepare")
 PROGRESS_EVERY = 20.0
 
 # Fixed build identity: reproducible objects (init/version.o, compile.h) and
@@ -58,7 +60,6 @@ REPRO_ENV = {
 }
 
 _STEP_LINE = W._STEP_RE          # a Kbuild step line: "  CC      mm/slub.o"
-_ARCH_DIR = {"x86_64": "x86", "i386": "x86", "x86": "x86"}
 
 
 @dataclass
@@ -126,11 +127,13 @@ def installed_wrapper(wrapper: Path = CCWRAP, mode: int = 0o644) -> Path:
     return dst
 
 
-def compiler(use_ccache: Optional[bool] = None) -> str:
-    """The CC= value: the diagnostics wrapper around (ccache) gcc."""
+def compiler(use_ccache: Optional[bool] = None, arch: str = "x86_64") -> str:
+    """The CC= value: the diagnostics wrapper around (ccache) gcc, the
+    architecture's cross gcc for a cross build (base/arches.py)."""
     if use_ccache is None:
         use_ccache = have_ccache()
-    return f"sh {installed_wrapper()} " + ("ccache gcc" if use_ccache else "gcc")
+    gcc = arches.get(arch).compiler
+    return f"sh {installed_wrapper()} " + (f"ccache {gcc}" if use_ccache else gcc)
 
 
 DISTCC_LOG_NAME = "slabconv-distcc.log"
@@ -159,22 +162,24 @@ def _gcc_ident(obj: Path) -> str:
     return m.group(0).decode(errors="replace") if m else ""
 
 
-def check_farm(hosts: str) -> None:
+def check_farm(hosts: str, gcc: str = "gcc") -> None:
     """Each host of the farm compiles a probe with the local gcc's version
     (its .comment section names the gcc that made it); raise a SlabconvError
     naming the host otherwise.  Different gcc versions give different
-    warnings: the gates would compare apples with oranges.  Once per process
-    and host list."""
-    if hosts in _probed:
-        if _probed[hosts]:
-            raise SlabconvError(_probed[hosts], exit_code=3)
+    warnings: the gates would compare apples with oranges.  `gcc`: the
+    build's compiler (a cross build's, base/arches.py), which every host
+    must have too.  Once per process, host list and compiler."""
+    key = hosts if gcc == "gcc" else f"{hosts} ({gcc})"
+    if key in _probed:
+        if _probed[key]:
+            raise SlabconvError(_probed[key], exit_code=3)
         return
     import tempfile
     err = None
     with tempfile.TemporaryDirectory(prefix="slabconv-distcc-") as d:
         c = Path(d, "probe.c")
         c.write_text("int slabconv_probe(int x) { return x + 1; }\n")
-        local = subprocess.run(["gcc", "-c", str(c), "-o", str(Path(d, "local.o"))],
+        local = subprocess.run([gcc, "-c", str(c), "-o", str(Path(d, "local.o"))],
                                capture_output=True, text=True)
         want = _gcc_ident(Path(d, "local.o")) if local.returncode == 0 else ""
         for h in _host_specs(hosts):
@@ -183,7 +188,7 @@ def check_farm(hosts: str) -> None:
             env = dict(os.environ, DISTCC_HOSTS=h, DISTCC_FALLBACK="0",
                        DISTCC_LOG=str(Path(d, "distcc.log")))
             try:
-                cp = subprocess.run(["distcc", "gcc", "-c", str(c), "-o", str(o)], env=env,
+                cp = subprocess.run(["distcc", gcc, "-c", str(c), "-o", str(o)], env=env,
                                     capture_output=True, text=True, timeout=120)
             except subprocess.TimeoutExpired:
                 err = f"distcc host {h} did not answer a probe compile in 120 s"
@@ -200,7 +205,7 @@ def check_farm(hosts: str) -> None:
                        f"this machine with {want!r}: the warning gates need the same gcc "
                        "on every host (same Debian gcc package version)")
                 break
-    _probed[hosts] = err
+    _probed[key] = err
     if err:
         raise SlabconvError(err, exit_code=3)
 
@@ -218,9 +223,10 @@ def farm_jobs(hosts: str) -> int:
         return local
 
 
-def require_farm() -> str:
+def require_farm(gcc: str = "gcc") -> str:
     """The farm's host list, checked: distcc and ccache installed, every host
-    answering with the local gcc's version.  "" when the builds are local."""
+    answering with the local version of `gcc` (the build's compiler).  ""
+    when the builds are local."""
     hosts = distcc_hosts()
     if not hosts:
         return ""
@@ -231,7 +237,7 @@ def require_farm() -> str:
         raise SlabconvError("DISTCC_HOSTS is set but 'ccache' is not found; distributed "
                             "builds go through ccache (CCACHE_PREFIX): install the "
                             "Debian package 'ccache'", exit_code=3)
-    check_farm(hosts)
+    check_farm(hosts, gcc)
     return hosts
 
 
@@ -304,11 +310,11 @@ def build_jobs(jobs: int, farm: bool = True) -> int:
 def make_args(src: Path, out: Path, arch: str, jobs: int, *, use_ccache=None,
               nice: bool = True, farm: bool = True) -> list:
     jobs = build_jobs(jobs, farm)
-    cc = compiler(use_ccache)
+    cc = compiler(use_ccache, arch)
     host = "ccache gcc" if (use_ccache if use_ccache is not None else have_ccache()) else "gcc"
     cmd = ["nice", "-n", "10"] if nice and shutil.which("nice") else []
-    return cmd + ["make", "-C", str(src), f"O={out}", f"ARCH={arch}", f"-j{jobs}",
-                  f"CC={cc}", f"HOSTCC={host}"]
+    return cmd + ["make", "-C", str(src), f"O={out}", *arches.get(arch).make_vars(),
+                  f"-j{jobs}", f"CC={cc}", f"HOSTCC={host}"]
 
 
 def ccache_counters(env: dict) -> dict:
@@ -508,7 +514,7 @@ def c_compiles(out: Path) -> dict[str, str]:
 
 
 def image_path(out: Path, arch: str) -> Path:
-    return Path(out) / "arch" / _ARCH_DIR.get(arch, arch) / "boot" / "bzImage"
+    return arches.get(arch).image_path(out)
 
 
 def build(src, out, *, targets=DEFAULT_TARGETS, jobs: int = 2, arch: str = "x86_64",
@@ -527,18 +533,23 @@ def build(src, out, *, targets=DEFAULT_TARGETS, jobs: int = 2, arch: str = "x86_
     src, out = Path(src).resolve(), Path(out).resolve()
     if shutil.which("make") is None:
         raise SlabconvError("'make' not found; install the Debian package 'make'", exit_code=3)
-    if shutil.which("gcc") is None:
-        raise SlabconvError("'gcc' not found; install the Debian package 'gcc'", exit_code=3)
     if config is not None:
         arch = kconfig.config_arch(config)
+    a = arches.get(arch)
+    for tool, pkg in (("gcc", "gcc"), (a.compiler, a.toolchain_package)):
+        if shutil.which(tool) is None:
+            raise SlabconvError(f"'{tool}' not found; install the Debian package '{pkg}' "
+                                f"(sh scripts/install-deps.sh build)", exit_code=3)
+    if config is not None:
         kconfig.configure_named(src, out, config)
     if not (out / ".config").is_file():
         raise SlabconvError(f"{out} is not configured (no .config); "
                             "run verify.kconfig.configure() first", exit_code=2)
     targets = tuple(targets)
+    make_targets = a.targets(targets)
     label = label or out.name
     log_path = Path(log) if log else out / LOG_NAME
-    hosts = require_farm()
+    hosts = require_farm(a.compiler)
     env = build_env(src, out)
     if use_ccache is None:
         use_ccache = have_ccache()
@@ -546,13 +557,13 @@ def build(src, out, *, targets=DEFAULT_TARGETS, jobs: int = 2, arch: str = "x86_
         env.pop("CCACHE_PREFIX", None)      # no ccache in this build: a local one
         hosts = ""
     cmd = make_args(src, out, arch, jobs, use_ccache=use_ccache, farm=bool(hosts)) + \
-        (["-k"] if keep_going else []) + list(targets)
+        (["-k"] if keep_going else []) + list(make_targets)
     before = ccache_counters(env)
     if hosts:
         (out / DISTCC_LOG_NAME).unlink(missing_ok=True)
     njobs = build_jobs(jobs, bool(hosts))
     if not quiet:
-        slog.info("verify", f"{label}: make {' '.join(targets)} in {out} (-j{njobs}"
+        slog.info("verify", f"{label}: make {' '.join(make_targets)} in {out} (-j{njobs}"
                             f"{', ccache' if use_ccache else ''}"
                             f"{', distcc: ' + hosts if hosts else ''})")
     cold = not (out / "vmlinux.o").exists() and not any((out / "mm").glob("*.o"))
@@ -568,7 +579,7 @@ def build(src, out, *, targets=DEFAULT_TARGETS, jobs: int = 2, arch: str = "x86_
     img = image_path(out, arch)
     res = BuildResult(
         ok=ok, seconds=seconds, warnings=collect_warnings(src, out, text), log=log_path,
-        image=img if ok and "bzImage" in targets and img.is_file() else None,
+        image=img if ok and arches.IMAGE in targets and img.is_file() else None,
         error_excerpt="" if ok else error_excerpt(text), out=out, targets=targets,
         returncode=rc, compiled=compiled, ccache=cc,
         distcc=dict(hosts=hosts, jobs=njobs, **distcc_counts(out)) if hosts else {})

@@ -32,7 +32,7 @@ import re
 import shutil
 from pathlib import Path
 
-from base import log
+from base import arches, log
 from base.log import SlabconvError
 from base.proc import run
 from . import configtable
@@ -199,7 +199,10 @@ def inputs_digest(fragments: list, arch: str) -> str:
 
 
 def make_cmd(src: Path, out: Path, arch: str, *targets, extra=()) -> list:
-    return ["make", "-s", "-C", str(src), f"O={out}", f"ARCH={arch}", *extra, *targets]
+    """make for Kconfig: ARCH= and, cross-compiling, CROSS_COMPILE= (Kconfig
+    asks the compiler what it supports: CC_HAS_KASAN_SW_TAGS is a cc-option)."""
+    return ["make", "-s", "-C", str(src), f"O={out}", *arches.get(arch).make_vars(),
+            *extra, *targets]
 
 
 def configure(src, out, fragments, arch="x86_64", *, force=False) -> Path:

@@ -57,6 +57,7 @@ class ReadabilityResult:
     patches: int = 0
     functions: int = 0           # changed functions read
     findings: list = field(default_factory=list)
+    read: list = field(default_factory=list)   # (patch, file, function) of each one read
 
     @property
     def ok(self) -> bool:
@@ -156,6 +157,7 @@ def check(tree: Path, base: str = "slabconv-baseline", head: str = "HEAD") -> Re
                 if before.get(n) == code:
                     continue
                 res.functions += 1
+                res.read.append((patch, f, n))
                 res.findings += [Finding(patch, f, n, kind, text)
                                  for kind, text in check_function(n, code)]
     return res

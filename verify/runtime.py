@@ -29,7 +29,7 @@ from typing import Callable, Optional
 
 from base import log as slog
 from base.log import SlabconvError
-from boot import initramfs, matrix, module
+from boot import base_cmdline, console, initramfs, ktap, matrix, module
 from boot.module import MODULES
 from . import kbuild
 
@@ -66,20 +66,41 @@ class PatchBoot:
         return cls(**{k: d[k] for k in cls.__dataclass_fields__ if k in d})
 
 
-def tests_digest() -> str:
-    """The guest tests' identity (the modules' sources and init.sh): a
-    verdict made with other tests is not a verdict on these; the kernel is
-    built and booted again."""
+def tests_digest(cmdline: str = "") -> str:
+    """The identity of what a boot verdict depends on besides the kernel:
+    the guest tests (the modules' sources and init.sh), the scanners that
+    judge the guest's output (boot/console.py, boot/ktap.py) and the kernel
+    command line the guest booted with (`guest_cmdline()`).  A verdict made
+    with other tests, another scanner or another command line is not a
+    verdict on these; the kernel is built and booted again."""
     import hashlib
     h = hashlib.sha256()
-    for p in [module.GUEST / n for n in module.SOURCES] + [initramfs.INIT_SCRIPT]:
-        h.update(p.name.encode() + b"\0" + p.read_bytes())
+    for p in ([module.GUEST / n for n in module.SOURCES] + [initramfs.INIT_SCRIPT]
+              + [Path(console.__file__), Path(ktap.__file__)]):
+        h.update(p.name.encode() + b"\0" + p.read_bytes() + b"\0")
+    h.update(b"cmdline\0" + cmdline.encode())
     return h.hexdigest()[:16]
 
 
-def current(verdict: Optional[dict]) -> bool:
-    """A recorded verdict made with the guest tests as they are now."""
-    return bool(verdict) and verdict.get("tests") == tests_digest()
+def guest_cmdline(g) -> str:
+    """What boot.run() boots a guest (a boot.matrix.GuestSpec) with: its
+    kernel command line, and its other options (the IOMMU's parameters,
+    ...) but the modules, which are the kernel's own."""
+    line = " ".join(x for x in (base_cmdline(g.arch, g.slub_debug), g.cmdline.strip()) if x)
+    opts = sorted((k, repr(v)) for k, v in g.options.items() if k != "modules")
+    return line + (f" {opts}" if opts else "")
+
+
+def verdict_key(spec: Callable, config: str) -> str:
+    """tests_digest() for the guests `spec` makes in `config`."""
+    g = spec(config, Path("bzImage"), Path("."), Path("."), "key", ())
+    return tests_digest(guest_cmdline(g))
+
+
+def current(verdict: Optional[dict], key: str) -> bool:
+    """A recorded verdict made with the guest tests, scanners and command
+    line of `key` (verdict_key())."""
+    return bool(verdict) and verdict.get("tests") == key
 
 
 def excerpt(console_log: Path, failures: list, lines: int = EXCERPT_LINES) -> str:
@@ -154,7 +175,6 @@ def boot(kernels: Kernels, todo: list, src: Path, o: Path, spec: Callable,
     if not specs:
         return {}
     t0 = time.monotonic()
-    tests = tests_digest()
     slog.info("runtime", f"{kernels.config}: booting {len(specs)} kernels, {jobs} at a time")
     m = matrix.run(specs, out_root, jobs=jobs)
     out = {}
@@ -162,12 +182,13 @@ def boot(kernels: Kernels, todo: list, src: Path, o: Path, spec: Callable,
         sha = names[g.spec.name]
         if g.boot is None:
             out[sha] = PatchBoot("ERROR", g.seconds, [g.error or "did not boot"], log=str(g.out_dir),
-                                 tests=tests)
+                                 tests=tests_digest(guest_cmdline(g.spec)))
             continue
         b = g.boot
         out[sha] = PatchBoot(g.verdict, b.seconds, list(b.failures),
                              "" if b.passed else excerpt(b.console_log, b.failures),
-                             str(b.counts), str(b.console_log), tests=tests)
+                             str(b.counts), str(b.console_log),
+                             tests=tests_digest(guest_cmdline(g.spec)))
     slog.info("runtime", f"{kernels.config}: {sum(p.ok for p in out.values())}/{len(out)} "
                          f"kernels passed in {time.monotonic() - t0:.0f}s")
     return out

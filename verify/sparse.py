@@ -100,6 +100,23 @@ def sparse_section(log_text: str) -> str:
     return "\n".join(keep)
 
 
+def checked(log_text: str, src: Path, out: Path) -> set:
+    """The files (relative to src) that Kbuild's "  CHECK   <file>" lines say
+    sparse checked; a relative path is the make's, run in `out`."""
+    src, out = Path(src).resolve(), Path(out).resolve()
+    done = set()
+    for line in log_text.splitlines():
+        if not line.startswith("  CHECK "):
+            continue
+        p = Path(line.split(None, 1)[1].strip())
+        p = (p if p.is_absolute() else out / p).resolve()
+        try:
+            done.add(str(p.relative_to(src)))
+        except ValueError:
+            done.add(str(p))
+    return done
+
+
 def run_sparse(src, out, files, *, arch: str = "x86_64", label: Optional[str] = None,
                log: Optional[Path] = None) -> SparseRun:
     require_tool("sparse", "sparse")
@@ -118,8 +135,20 @@ def run_sparse(src, out, files, *, arch: str = "x86_64", label: Optional[str] = 
     text = log_path.read_text(errors="replace")
     roots = [str(src), str(out)]
     ws = W.parse_sparse(sparse_section(text), roots)
-    return SparseRun(ok=rc == 0, seconds=seconds, files=files, warnings=ws, log=log_path,
-                     error_excerpt="" if rc == 0 else kbuild.error_excerpt(text))
+    if rc != 0:
+        return SparseRun(ok=False, seconds=seconds, files=files, warnings=ws, log=log_path,
+                         error_excerpt=kbuild.error_excerpt(text))
+    # a make that exits 0 without running sparse on a file (no CHECK line:
+    # C= or CHECK= not honoured, the object not in this configuration) has
+    # not checked it: no warnings is not a pass
+    unchecked = [f for f in files if f not in checked(text, src, out)]
+    if unchecked:
+        return SparseRun(ok=False, seconds=seconds, files=files, warnings=ws, log=log_path,
+                         error_excerpt=f"{log_path}: make exited 0 but sparse did not check "
+                                       f"{', '.join(unchecked)} (no \"  CHECK\" line for "
+                                       f"{'it' if len(unchecked) == 1 else 'them'}; is the "
+                                       f"object built in this configuration?)")
+    return SparseRun(ok=True, seconds=seconds, files=files, warnings=ws, log=log_path)
 
 
 def compare(baseline: SparseRun, patched: SparseRun, seconds: float = 0.0) -> SparseResult:

@@ -2,8 +2,9 @@
 # slabconv guest init (PID 1 in the QEMU guest, run by busybox sh).
 #
 # Prints one top-level KTAP document on the KTAP channel: the second serial
-# port (/dev/ttyS1, captured by the host into ktap.log) when it exists, else
-# the console.  When the channel is ttyS1 each line is mirrored on the console
+# port (/dev/ttyS1, captured by the host into ktap.log) when it exists, or
+# the virtio console (/dev/hvc0: the arm64 virt machine has one UART), else
+# the console.  When the channel is not the console each line is mirrored on the console
 # for people reading console.log; the host parses the channel, so kernel
 # messages interleaved on the console cannot garble the results.
 #
@@ -131,9 +132,12 @@ finish() {
 }
 
 KTAP_DEV=/dev/console
-if [ -c /dev/ttyS1 ] && stty -F /dev/ttyS1 raw -echo clocal 2>/dev/null; then
-	KTAP_DEV=/dev/ttyS1
-fi
+for d in /dev/ttyS1 /dev/hvc0; do
+	if [ -c "$d" ] && stty -F "$d" raw -echo clocal 2>/dev/null; then
+		KTAP_DEV=$d
+		break
+	fi
+done
 exec 3>"$KTAP_DEV"
 ktap() {
 	echo "$*" >&3
@@ -307,6 +311,8 @@ elif [ -n "$S2" ]; then ktap "ok 2 - slub_validate # SKIP $S2"
 else ktap "ok 2 - slub_validate"; fi
 
 # ---- 3: caches visible in /proc/slabinfo --------------------------------------
+# kmalloc-128: a kmalloc cache of every architecture (arm64's kmalloc caches
+# start at 128 bytes, its ARCH_DMA_MINALIGN: there is no kmalloc-64 there).
 R3=""
 S3=""
 HELD=$(sed -n 's/^# held \([0-9][0-9]*\) accounted objects.*/\1/p' /tmp/mod.ktap | head -n 1)
@@ -316,8 +322,8 @@ if [ ! -r /proc/slabinfo ]; then
 		S3="/proc/slabinfo absent: SLUB without CONFIG_SLUB_DEBUG does not provide it"
 	fi
 	[ -n "$S3" ] || R3="/proc/slabinfo missing (allocator $ALLOC)"
-elif ! grep -q '^kmalloc-64 ' /proc/slabinfo; then
-	R3="kmalloc-64 not in /proc/slabinfo"
+elif ! grep -q '^kmalloc-128 ' /proc/slabinfo; then
+	R3="kmalloc-128 not in /proc/slabinfo"
 elif [ "$LOADED" = 1 ]; then
 	for c in slabconv_uc slabconv_acct; do
 		grep -q "^$c " /proc/slabinfo || R3="$c not in /proc/slabinfo"
@@ -338,8 +344,8 @@ S4=""
 if [ ! -d /sys/kernel/slab ]; then
 	S4=$(sysfs_skip_reason)
 	[ -n "$S4" ] || R4="/sys/kernel/slab missing (allocator $ALLOC)"
-elif [ ! -e /sys/kernel/slab/kmalloc-64 ]; then
-	R4="/sys/kernel/slab/kmalloc-64 missing"
+elif [ ! -e /sys/kernel/slab/kmalloc-128 ]; then
+	R4="/sys/kernel/slab/kmalloc-128 missing"
 elif [ "$LOADED" = 1 ]; then
 	for c in slabconv_uc slabconv_acct; do
 		[ -e /sys/kernel/slab/$c ] || R4="/sys/kernel/slab/$c missing"

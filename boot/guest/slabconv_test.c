@@ -709,6 +709,19 @@ static enum result t_usercopy_reject_outside_window(struct ctx *c)
 }
 
 /*
+ * An object's address for comparing it with, and subtracting it from,
+ * another object's: under software tag-based KASAN (arm64) each pointer
+ * carries its allocation's tag in the top byte, which the kernel's own
+ * addresses have as 0xff (KASAN_TAG_KERNEL; kasan_reset_tag() is not
+ * exported to modules in 5.10).
+ */
+#ifdef CONFIG_KASAN_SW_TAGS
+#define untagged(p)	((u8 *)((unsigned long)(p) | (0xffUL << 56)))
+#else
+#define untagged(p)	((u8 *)(p))
+#endif
+
+/*
  * Two objects of one slab, the second the nearest above the first; the
  * second is freed, and the copy runs from the end of the first into it.
  */
@@ -732,9 +745,10 @@ static enum result t_usercopy_reject_freed_neighbour(struct ctx *c)
 	}
 	for (i = 0; i < NREJ; i++)
 		for (k = 0; k < NREJ; k++)
-			if (objs[k] > objs[i] &&
+			if (untagged(objs[k]) > untagged(objs[i]) &&
 			    virt_to_head_page(objs[k]) == virt_to_head_page(objs[i]) &&
-			    (!lo || objs[k] - objs[i] < hi - lo)) {
+			    (!lo || untagged(objs[k]) - untagged(objs[i]) <
+				    untagged(hi) - untagged(lo))) {
 				lo = objs[i];
 				hi = objs[k];
 			}
@@ -748,8 +762,8 @@ static enum result t_usercopy_reject_freed_neighbour(struct ctx *c)
 			objs[i] = NULL;
 		}
 	/* from 16 bytes before the end of lo to 16 bytes into the freed hi */
-	r = expect_rejected(c, REJ_CACHE, lo + REJ_OBJ - 16, hi - lo - REJ_OBJ + 32,
-			    "into a freed neighbour");
+	r = expect_rejected(c, REJ_CACHE, lo + REJ_OBJ - 16,
+			    untagged(hi) - untagged(lo) - REJ_OBJ + 32, "into a freed neighbour");
 out:
 	for (i = 0; i < NREJ; i++)
 		if (objs[i])
@@ -1568,14 +1582,28 @@ static const struct test_case cases[] = {
 /* ---- KASAN: deliberate bad accesses and the reports they must produce ---- */
 
 #ifdef CONFIG_KASAN
-#define KASAN_OBJ	120	/* a multiple of KASAN's 8-byte granule */
+#define KASAN_OBJ	120	/* a multiple of generic KASAN's 8-byte granule */
+/*
+ * The out-of-bounds read: the first byte past the object's last granule.
+ * Generic KASAN poisons byte by byte (its red zone starts at KASAN_OBJ);
+ * software tags tag 16-byte granules (KASAN_SHADOW_SCALE_SHIFT 4), so the
+ * read lands in the next granule, which the object's tag does not cover.
+ */
+#define KASAN_OOB	round_up(KASAN_OBJ, 1UL << KASAN_SHADOW_SCALE_SHIFT)
 #define KASAN_CACHE	"slabconv_kasan"
 #define KASAN_EXPECTED	2
+#if defined(CONFIG_KASAN_SW_TAGS)
+/* tags_report.c get_bug_type() with KASAN_SW_TAGS_IDENTIFY (the fragment) */
+#define KASAN_OOB_TYPE	"out-of-bounds"
+#define KASAN_UAF	"use-after-free"
+#else
+#define KASAN_OOB_TYPE	"slab-out-of-bounds"
 /* Generic KASAN names a freed slab object's report so from 6.3 on. */
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
 #define KASAN_UAF	"slab-use-after-free"
 #else
 #define KASAN_UAF	"use-after-free"
+#endif
 #endif
 
 /* A volatile sink keeps the bad reads (as lib/test_kasan.c's globals do). */
@@ -1649,9 +1677,9 @@ static void kasan_reports(void)
 	}
 	multishot = kasan_multi_shot_on();
 
-	expect_begin("slab-out-of-bounds");
+	expect_begin(KASAN_OOB_TYPE);
 	if (!missing)
-		kasan_bad_read(km ?: oob, KASAN_OBJ);
+		kasan_bad_read(km ?: oob, KASAN_OOB);
 	expect_end();
 
 	kmem_cache_free(s, uaf);
@@ -1664,7 +1692,7 @@ static void kasan_reports(void)
 	kasan_multi_shot_restore(multishot);
 	if (!strcmp(inject, "kasan_stray")) {
 		pr_info("# inject=kasan_stray: an out-of-bounds read outside the brackets\n");
-		kasan_bad_read(oob, KASAN_OBJ);
+		kasan_bad_read(oob, KASAN_OOB);
 	}
 out:
 	kfree(km);

@@ -137,7 +137,7 @@ from .code import FuncCode, clone_base, function_code, objdump_path
 from .compare import (FuncChange, FuncSize, ObjDiff, PatchCode, check_patch, compare,
                       compare_objects, list_objects, snapshot, stable)
 from .elf import Elf
-from .expect import Finding, entries_by_subject, entry_for_subject, judge, renames_of
+from .expect import Finding, entries_by_subject, entry_for_subject, judge, renames_of, stale
 
 __all__ = ["Bloat", "bloat", "parse_bloat", "FuncCode", "clone_base", "function_code",
            "objdump_path", "FuncChange", "FuncSize", "ObjDiff", "PatchCode", "check_patch",

@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Optional
 
 from base.log import SlabconvError
-from .elf import (EM_386, EM_X86_64, SHF_MERGE, SHF_STRINGS, SHT_NOBITS, STB_LOCAL, STT_FILE,
+from base import arches
+from .elf import (EM_386, EM_AARCH64, EM_X86_64, SHF_MERGE, SHF_STRINGS, SHT_NOBITS, STB_LOCAL, STT_FILE,
                   STT_FUNC, STT_OBJECT, STT_SECTION, Reloc, Section, Symbol, Elf)
 
 
@@ -45,6 +46,45 @@ _ARG_REGS = {EM_X86_64: ("rdi", "rsi", "rdx", "rcx", "r8", "r9"),
              EM_386: ("eax", "edx", "ecx")}                 # the kernel's -mregparm=3
 _LINE_LOOKBACK = 12
 
+# AArch64 (objdump's text, whitespace collapsed): a direct branch, a
+# compare-and-branch, a test-and-branch, adr/adrp: the target address last
+# ("b.ne 3c <f+0x3c>", "cbz x0, 40 <f+0x40>", "tbnz w1, #3, 1c <f+0x1c>").
+_A64_BRANCH = re.compile(r"^((?:bl?|b\.\w+|cbn?z [wx]\d+,|tbn?z [wx]\d+, #(?:0x)?[0-9a-f]+,|"
+                         r"adrp? x\d+,))\s*([0-9a-f]+)(?:\s+<[^>]*>)?$")
+_A64_PADDING = re.compile(r"^(?:nop|udf #0x0|\.inst 0x00000000.*)$")
+
+
+@dataclass(frozen=True)
+class _Isa:
+    """What the normalisation needs to know of an instruction set."""
+    branch: re.Pattern      # group 1: mnemonic and operands before the target; 2: the target
+    padding: re.Pattern     # alignment padding, not code
+    call: str               # the call mnemonic
+    arg_regs: tuple         # each argument register's set of names, first argument first
+    flow: tuple             # mnemonics that leave straight-line code
+    skip: tuple             # prefixes before a mnemonic
+    const: re.Pattern       # a constant loaded into a register: groups mnemonic, register
+    dest_last: bool         # the destination is the last operand (AT&T) or the first
+    comment: re.Pattern     # objdump's comment after an instruction (group 1: an address)
+
+
+def _x86(em: int) -> _Isa:
+    return _Isa(_BRANCH, _PADDING, "call", tuple(_reg_names(r) for r in _ARG_REGS[em]),
+                ("j", "call", "ret", "loop", "ud2", "int3"),
+                ("bnd", "notrack", "cs", "ds", "data16", "addr32", "lock", "rep", "repz",
+                 "repnz"),
+                re.compile(r"^(mov[lq]?) \$0x[0-9a-f]+,(%\w+)$"), True, _COMMENT)
+
+
+def _isa(em: int) -> _Isa:
+    if em == EM_AARCH64:
+        return _Isa(_A64_BRANCH, _A64_PADDING, "bl",
+                    tuple({f"x{i}", f"w{i}"} for i in range(8)),
+                    ("b", "ret", "cbz", "cbnz", "tbz", "tbnz", "brk", "eret"), (),
+                    re.compile(r"^(mov[kz]?) ([wx]\d+), #0x[0-9a-f]+$"), False,
+                    re.compile(r"\s+//\s*()?.*$"))
+    return _x86(em)
+
 
 def clone_base(name: str) -> str:
     """foo.constprop.0.isra.0 / foo.cold / foo.part.1 -> foo."""
@@ -60,16 +100,20 @@ def _reg_names(r: str) -> set:
     return {"%" + x for x in low[r]}
 
 
-def objdump_path() -> str:
-    exe = shutil.which("objdump")
+def objdump_path(arch: str = "x86_64") -> str:
+    """The objdump for an architecture's objects (base/arches.py)."""
+    a = arches.get(arch)
+    exe = shutil.which(a.objdump)
     if exe is None:
-        raise SlabconvError("objdump not found (Debian package binutils)", exit_code=3)
+        raise SlabconvError(f"{a.objdump} not found (Debian package "
+                            f"{'binutils' if not a.cross_compile else a.toolchain_package})",
+                            exit_code=3)
     return exe
 
 
-def _disassemble(path: Path) -> list:
+def _disassemble(path: Path, arch: str = "x86_64") -> list:
     """[(section name, [(addr, text)])] in objdump's order."""
-    cp = subprocess.run([objdump_path(), *OBJDUMP_ARGS, str(path)], stdout=subprocess.PIPE,
+    cp = subprocess.run([objdump_path(arch), *OBJDUMP_ARGS, str(path)], stdout=subprocess.PIPE,
                         stderr=subprocess.PIPE, env={**os.environ, "LC_ALL": "C"})
     if cp.returncode != 0:
         raise SlabconvError(f"objdump failed on {path}: "
@@ -159,10 +203,12 @@ class _Object:
         self.str_rename = {clone_base(k): clone_base(v) for k, v in self.rename.items()
                            if clone_base(k) != clone_base(v)}
         self.em = self.elf.machine
+        self.isa = _isa(self.em)
+        arch = arches.by_elf(2 if self.elf.is64 else 1, self.em).name
         secs = self.elf.sections
         with tempfile.TemporaryDirectory(prefix="objdiff-") as td:
             tmp = Path(td) / self.path.name
-            dis = _disassemble(tmp if self.elf.zeroed_copy(tmp) else self.path)
+            dis = _disassemble(tmp if self.elf.zeroed_copy(tmp) else self.path, arch)
         # map objdump's section names to ELF sections, in order
         queue = {}
         for s in secs:
@@ -182,13 +228,18 @@ class _Object:
                 end = lines[i + 1][0] if i + 1 < len(lines) else sec.size
                 lo = _bisect.bisect_left(roffs, addr)
                 hi = _bisect.bisect_left(roffs, end)
-                lst.append(_Insn(addr, end, " ".join(text.split()), rl[lo:hi]))
+                text = " ".join(text.split())
+                if self.isa.comment is not _COMMENT:   # a comment that says nothing of a place
+                    text = self.isa.comment.sub("", text)
+                lst.append(_Insn(addr, end, text, rl[lo:hi]))
             self.insns[sec.index] = lst
             self.starts[sec.index] = [x.addr for x in lst]
         # symbols per section, for "which symbol covers this offset"
         self.by_sec = {}
         for s in self.elf.symbols:
-            if s.defined and s.type not in (STT_SECTION, STT_FILE) and s.name:
+            # not AArch64's mapping symbols ($x: code follows, $d: data)
+            if s.defined and s.type not in (STT_SECTION, STT_FILE) and s.name \
+                    and not s.name.startswith("$"):
                 self.by_sec.setdefault(s.shndx, []).append(s)
         for lst in self.by_sec.values():
             lst.sort(key=lambda s: (s.value, -s.size, s.type != STT_FUNC,
@@ -340,7 +391,7 @@ class _Object:
             for ins in insns:
                 if ins.relocs:
                     continue
-                m = _BRANCH.match(ins.text)
+                m = self.isa.branch.match(ins.text)
                 if m:
                     refs.setdefault(shndx, set()).add(int(m.group(2), 16))
         return {k: sorted(v) for k, v in refs.items()}
@@ -358,7 +409,7 @@ class _Object:
                 if self.func_at(shndx, ins.addr) is not None:
                     cur = None
                     continue
-                if _PADDING.match(ins.text) and not ins.relocs:
+                if self.isa.padding.match(ins.text) and not ins.relocs:
                     cur = None
                     continue
                 if cur is None or ins.addr in refs:
@@ -419,7 +470,7 @@ class _Object:
                             tgt = t
                             break
                     if tgt is None:
-                        m = _BRANCH.match(ins.text)
+                        m = self.isa.branch.match(ins.text)
                         if m:
                             tgt = ("sec", shndx, int(m.group(2), 16))
                     if tgt is None:
@@ -512,15 +563,15 @@ class _Object:
     def render_insn(self, ins: _Insn, shndx: int, ctx) -> str:
         text = ins.text
         if ins.relocs:
-            text = _COMMENT.sub("", text)
-            m = _BRANCH.match(text)
+            text = self.isa.comment.sub("", text)
+            m = self.isa.branch.match(text)
             targets = [(r, self._render_target(self._target(r, ins.end), ctx))
                        for r in ins.relocs]
             if m and len(ins.relocs) == 1:
                 r, t = targets[0]
                 return f"{m.group(1)} <{t}> ; {r.name}"
             return text + " ; " + ", ".join(f"{r.name} <{t}>" for r, t in targets)
-        m = _BRANCH.match(text)
+        m = self.isa.branch.match(text)
         if m:
             return f"{m.group(1)} <{self.render_place(shndx, int(m.group(2), 16), ctx)}>"
         if "(%rip)" in text:
@@ -528,43 +579,44 @@ class _Object:
             if c and c.group(1):
                 place = self.render_place(shndx, int(c.group(1), 16), ctx)
                 text = _RIP.sub(lambda _: f"<{place}>(%rip)", _COMMENT.sub("", text), count=1)
-        elif "#" in text:
+        elif "#" in text and self.isa.comment is _COMMENT:     # x86: "# addr <sym>"
             text = _COMMENT.sub("", text)
         return text
 
-    @staticmethod
-    def _is_flow(line: str) -> bool:
+    def _is_flow(self, line: str) -> bool:
         for tok in line.split():
-            if tok in ("bnd", "notrack", "cs", "ds", "data16", "addr32", "lock", "rep",
-                       "repz", "repnz"):
+            if tok in self.isa.skip:
                 continue
-            return tok.startswith(("j", "call", "ret", "loop", "ud2", "int3"))
+            return tok.startswith(self.isa.flow)
         return False
 
     def _line_args(self, lines: list, insns: list) -> None:
         """Replace the constant __LINE__ argument of LINE_CALLEES calls."""
-        regs = _ARG_REGS[self.em]
+        isa = self.isa
         for i, ln in enumerate(lines):
-            if not ln.startswith("call"):
+            if not ln.startswith(isa.call):
                 continue
-            m = re.match(r"call\S*\s+<([^>+]+)>", ln)
+            m = re.match(isa.call + r"\S*\s+<([^>+]+)>", ln)
             if not m or m.group(1) not in LINE_CALLEES:
                 continue
             argn = LINE_CALLEES[m.group(1)]
-            if argn > len(regs):
+            if argn > len(isa.arg_regs):
                 continue
-            names = _reg_names(regs[argn - 1])
+            names = isa.arg_regs[argn - 1]
             for j in range(i - 1, max(-1, i - 1 - _LINE_LOOKBACK), -1):
                 prev = lines[j]
                 if self._is_flow(prev):
                     break
                 ops = prev.split(" ", 1)
-                dest = ops[1].rsplit(",", 1)[-1] if len(ops) > 1 else ""
-                if dest.split(" ;")[0] not in names:
+                args = ops[1] if len(ops) > 1 else ""
+                dest = (args.rsplit(",", 1)[-1] if isa.dest_last
+                        else args.split(",", 1)[0]).split(" ;")[0]
+                if dest not in names:
                     continue
-                mm = re.match(r"^(mov[lq]?) \$0x[0-9a-f]+,(%\w+)$", prev)
+                mm = isa.const.match(prev)
                 if mm:
-                    lines[j] = f"{mm.group(1)} $__LINE__,{mm.group(2)}"
+                    lines[j] = (f"{mm.group(1)} $__LINE__,{mm.group(2)}" if isa.dest_last
+                                else f"{mm.group(1)} {mm.group(2)}, #__LINE__")
                 break
 
     def code_of(self, func: _Func, ctx) -> list:
@@ -680,7 +732,7 @@ def _digest(size: int, text: str) -> str:
 
 
 def function_code(obj_path, rename: Optional[dict] = None) -> dict:
-    """{function name: FuncCode} of an x86_64 or i386 object, normalised
+    """{function name: FuncCode} of an x86_64, i386 or aarch64 object, normalised
     (see the module header).  `rename` maps names of this object to the
     names to compare them under (compare() passes {new: old} for the
     object after a renaming patch)."""

@@ -380,7 +380,13 @@ class PatchCode:
 
     @property
     def ok(self) -> bool:
-        return not self.unexpected
+        """No undeclared change and no stale declaration."""
+        return not self.unexpected and not self.stale
+
+    @property
+    def stale(self) -> list:
+        """Declared changes that no longer happen (expect.stale())."""
+        return [f for f in self.missing if f.stale]
 
     @property
     def changed(self) -> list:
@@ -401,7 +407,7 @@ class PatchCode:
         for d in self.changed:
             out.extend("  " + ln for ln in d.lines())
         out.extend("  UNEXPECTED " + f.text() for f in self.unexpected)
-        out.extend("  missing " + f.text() for f in self.missing)
+        out.extend(("  STALE " if f.stale else "  missing ") + f.text() for f in self.missing)
         return "\n".join(out)
 
 

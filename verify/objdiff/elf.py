@@ -1,5 +1,5 @@
 """An ELF relocatable object, read with struct: sections, symbols, REL and
-RELA relocations (x86_64 and i386, little endian; standard library only)."""
+RELA relocations (x86_64, i386 and aarch64, little endian; standard library only)."""
 from __future__ import annotations
 
 import struct
@@ -14,7 +14,7 @@ SHF_WRITE, SHF_EXECINSTR, SHF_MERGE, SHF_STRINGS = 0x1, 0x4, 0x10, 0x20
 STT_OBJECT, STT_FUNC, STT_SECTION, STT_FILE = 1, 2, 3, 4
 STB_LOCAL = 0
 SHN_UNDEF, SHN_LORESERVE, SHN_ABS, SHN_COMMON, SHN_XINDEX = 0, 0xff00, 0xfff1, 0xfff2, 0xffff
-EM_386, EM_X86_64 = 3, 62
+EM_386, EM_X86_64, EM_AARCH64 = 3, 62, 183
 
 # type -> (name, field size, pc-relative)
 _RELOCS = {
@@ -27,6 +27,23 @@ _RELOCS = {
              4: ("PLT32", 4, True), 9: ("GOTOFF", 4, False), 10: ("GOTPC", 4, True),
              20: ("16", 2, False), 21: ("PC16", 2, True), 22: ("8", 1, False),
              23: ("PC8", 1, True), 43: ("GOT32X", 4, False)},
+    # AArch64 (RELA only): a field is bits of a 4-byte instruction, its
+    # target S + A, relative to the place itself (no correction to an
+    # instruction's end: pc-relative False in code; the data ones, PREL*,
+    # are table-relative as x86's PC32 in data)
+    EM_AARCH64: {257: ("ABS64", 8, False), 258: ("ABS32", 4, False), 259: ("ABS16", 2, False),
+                 260: ("PREL64", 8, True), 261: ("PREL32", 4, True), 262: ("PREL16", 2, True),
+                 263: ("MOVW_UABS_G0", 4, False), 264: ("MOVW_UABS_G0_NC", 4, False),
+                 265: ("MOVW_UABS_G1", 4, False), 266: ("MOVW_UABS_G1_NC", 4, False),
+                 267: ("MOVW_UABS_G2", 4, False), 268: ("MOVW_UABS_G2_NC", 4, False),
+                 269: ("MOVW_UABS_G3", 4, False), 274: ("ADR_PREL_LO21", 4, False),
+                 275: ("ADR_PREL_PG_HI21", 4, False), 276: ("ADR_PREL_PG_HI21_NC", 4, False),
+                 277: ("ADD_ABS_LO12_NC", 4, False), 278: ("LDST8_ABS_LO12_NC", 4, False),
+                 279: ("TSTBR14", 4, False), 280: ("CONDBR19", 4, False),
+                 282: ("JUMP26", 4, False), 283: ("CALL26", 4, False),
+                 284: ("LDST16_ABS_LO12_NC", 4, False), 285: ("LDST32_ABS_LO12_NC", 4, False),
+                 286: ("LDST64_ABS_LO12_NC", 4, False), 299: ("LDST128_ABS_LO12_NC", 4, False),
+                 311: ("ADR_GOT_PAGE", 4, False), 312: ("LD64_GOT_LO12_NC", 4, False)},
 }
 
 
@@ -75,6 +92,7 @@ class Reloc:
     name: str               # type name (PC32, ...)
     width: int              # field size in bytes
     pcrel: bool
+    implicit: bool = False  # REL: the addend is in the field (zeroed_copy() clears it)
 
 
 class Elf:
@@ -96,8 +114,8 @@ class Elf:
             (self.type, self.machine, _, _, _, shoff, _, _, _, _, shentsize, shnum,
              shstrndx) = struct.unpack_from("<HHIIIIIHHHHHH", d, 16)
         if self.machine not in _RELOCS:
-            raise SlabconvError(f"{path}: machine {self.machine} is not x86_64 or i386",
-                                exit_code=2)
+            raise SlabconvError(f"{path}: machine {self.machine} is not x86_64, i386 or "
+                                f"aarch64", exit_code=2)
         fmt = "<IIQQQQIIQQ" if self.is64 else "<IIIIIIIIII"
         raw = []
         if shoff:
@@ -180,15 +198,16 @@ class Elf:
                 else:
                     raw = self.data[tdata_off + off:tdata_off + off + width]
                     addend = int.from_bytes(raw, "little", signed=True)
-                lst.append(Reloc(off, typ, sym, addend, name, width, pcrel))
+                lst.append(Reloc(off, typ, sym, addend, name, width, pcrel, not rela))
         for lst in out.values():
             lst.sort(key=lambda r: r.offset)
         return out
 
     def zeroed_copy(self, dest: Path) -> bool:
-        """Write a copy whose relocated fields in code are 0 (objdump then
-        shows the same placeholder for REL as for RELA).  False when every
-        such field is 0 already (nothing written)."""
+        """Write a copy whose REL-relocated fields in code are 0 (objdump
+        then shows the same placeholder for REL as for RELA; a RELA field
+        holds no addend, and on AArch64 it is bits of an instruction).
+        False when every such field is 0 already (nothing written)."""
         buf = None
         for idx, lst in self.relocs.items():
             sec = self.sections[idx]
@@ -196,7 +215,8 @@ class Elf:
                 continue
             for r in lst:
                 a = sec.offset + r.offset
-                if r.offset + r.width <= sec.size and any(self.data[a:a + r.width]):
+                if r.implicit and r.offset + r.width <= sec.size and \
+                        any(self.data[a:a + r.width]):
                     if buf is None:
                         buf = bytearray(self.data)
                     buf[a:a + r.width] = bytes(r.width)
