@@ -1,7 +1,7 @@
 # slabconv: regenerate the struct slab conversion series from SmPL rules,
 # build it, verify it and boot it.  `make help` lists the targets.
 #
-#   KERNEL=<version>  packaged kernel (5.10, 6.1, 6.12); default 5.10
+#   KERNEL=<version>  packaged kernel: 5.10 (default), any `./slabconv versions` lists, latest
 #   TREE=<dir>        a kernel tree of yours instead (never modified)
 #   SLABCONV_CACHE    where trees, builds and logs go (default ~/.cache/slabconv)
 #   CONFIG=<a,b>      kernel configs to build and boot (verify/configs.toml; default slub,slab,slob;

@@ -11,9 +11,8 @@ cached (apt/bookworm-i386/debs/), with the retries of fetch/net.py; the
 binary is then extracted with dpkg-deb, checked to be a 32-bit x86 ELF and
 kept with a record of the .deb it came from and its own SHA256
 (boot/busybox-i386/busybox, busybox.json).  guest/init.sh runs unchanged on it.
-An arm64 guest's is fetched the same way from "bookworm-arm64", whose
-sources are the machine's own apt sites for bookworm main (fetch/suites.py
-MIRRORED), and checked to be an AArch64 ELF; which guest takes which is
+An arm64 guest's is fetched the same way from "bookworm-arm64" (fetch/suites.py
+FOREIGN; like every private state, on the machine's own mirrors), and checked to be an AArch64 ELF; which guest takes which is
 base/arches.py's `busybox`.
 
 A run gets it before its first build (cli/prefetch.py, `make

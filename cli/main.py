@@ -5,13 +5,15 @@ from __future__ import annotations
 import argparse
 import hashlib
 import subprocess
+import time
 from pathlib import Path
 
 import fetch
 from base import paths
 from base.cliutil import add_command, EXIT_CODES
-from base.log import guarded
+from base.log import guarded, info, SlabconvError, Timer
 from cli import bench
+from fetch import discover
 from regen import series
 from report import attribution, mail, rangediff, review
 from . import pipeline, prefetch, reference
@@ -20,7 +22,8 @@ from .apply import do_regen
 
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--kernel", "-k", default=None,
-                   help=f"packaged kernel version (default {paths.DEFAULT_KERNEL})")
+                   help=f"packaged kernel version, or 'latest' (default "
+                        f"{paths.DEFAULT_KERNEL}; `slabconv versions` lists them)")
     p.add_argument("--tree", default=None,
                    help="use this kernel tree (never modified) instead of the packaged one")
     p.add_argument("--deb-version", default=None,
@@ -34,6 +37,22 @@ def cmd_fetch(args) -> int:
         print("\n".join(fetch.offered_versions()))
         return 0
     print(prefetch.everything(args.version, args.tree, args.deb_version).tree)
+    return 0
+
+
+def cmd_versions(args) -> int:
+    """What Debian's suites offer (fetch/discover.py)."""
+    with Timer() as t:
+        cat = discover.catalog(refresh=args.refresh)
+    lines = fetch.table(cat)
+    if not lines:
+        raise SlabconvError("no suite of the mirrors offers a linux-source-X.Y package "
+                            f"({discover.discovery_suite().describe()})", 4)
+    print("\n".join(lines))
+    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(cat.time))
+    info("fetch", f"{len(cat.versions())} kernel versions in {len(cat.suites)} suites, "
+                  f"discovered {when}; * the suite --kernel X.Y takes; not on the mirror: "
+                  f"{', '.join(cat.absent) or 'none'} ({t.elapsed:.1f}s)")
     return 0
 
 
@@ -84,13 +103,24 @@ def build_parser() -> argparse.ArgumentParser:
                     "busybox; prints the tree's path.  Every other command fetches what it\n"
                     "needs at its start too, then uses no network.",
                     "slabconv fetch 5.10")
-    p.add_argument("version", nargs="?", help=f"kernel version (default {paths.DEFAULT_KERNEL})")
+    p.add_argument("version", nargs="?",
+                   help=f"kernel version or 'latest' (default {paths.DEFAULT_KERNEL})")
     p.add_argument("--tree", default=None, help="your kernel tree: only the other downloads")
     p.add_argument("--deb-version", default=None,
                    help="package version (default: the one the committed series was "
                         "generated from, as every command; 'latest' for apt's candidate)")
     p.add_argument("--list", action="store_true", help="list the versions apt offers")
     p.set_defaults(func=cmd_fetch)
+
+    p = add_command(sub, "versions", "list the kernel versions Debian's suites offer",
+                    "List the linux-source-X.Y packages of Debian's suites (oldoldstable to\n"
+                    "unstable, with backports and security) on the machine's mirrors: one line\n"
+                    "per version and suite, 'VERSION SUITE (CODENAME) PACKAGE-VERSION', the\n"
+                    "suite --kernel X.Y takes marked *.  Discovery is cached for a day.",
+                    "slabconv versions")
+    p.add_argument("--refresh", action="store_true",
+                   help="discover again even if the cached discovery is less than a day old")
+    p.set_defaults(func=cmd_versions)
 
     p = add_command(sub, "regen", "regenerate the series from the rules",
                     "Regenerate the series from the rules (cocci/series.toml): one commit per\n"

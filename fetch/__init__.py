@@ -3,14 +3,17 @@
     tree = fetch.get_tree("5.10")                      # apt's candidate
     tree = fetch.get_tree("5.10", deb_version="5.10.259-1")
     tree.path  # .../src/5.10/5.10.262-1/linux-source-5.10
+    fetch.get_tree("latest")                           # the newest version offered
     python3 -m fetch 5.10                              # prints tree.path
     deb = fetch.get_deb("bookworm-i386", "busybox-static")   # any package: a verified .deb
 
-Modules: suites (version -> apt suite table), apt (private/system apt
-access), debcache (verified .deb files), unpack (atomic unpack, markers,
-read-only trees, Debian version order through dpkg), lock (flock), net
-(retries with backoff, the advice after the last try, the no-network
-guard of a run that has started building).
+Modules: mirrors (the machine's Debian mirrors, $SLABCONV_APT_MIRROR),
+suites (apt states, Debian's suites and which is preferred), discover (the
+kernel versions Debian's suites offer, cached for a day), apt
+(private apt states), debcache (verified .deb files), unpack
+(atomic unpack, markers, read-only trees, Debian version order through
+dpkg), net (retries with backoff, the advice after the last try, the
+no-network guard of a run that has started building).
 """
 from __future__ import annotations
 
@@ -23,12 +26,15 @@ from typing import Callable
 from base.lock import locked
 from base.log import info, SlabconvError
 from base.proc import require_tool
-from . import apt, debcache, net, suites, unpack
+from . import apt, debcache, discover, net, suites, unpack
 from .apt import DebInfo, FetchError, Repo
 from .suites import package_name, Suite
 
 
-__all__ = ["Tree", "get_tree", "get_deb", "offered_versions", "deb_versions", "FetchError"]
+__all__ = ["Tree", "get_tree", "get_deb", "offered_versions", "deb_versions", "kernel",
+           "FetchError"]
+
+LATEST = "latest"
 
 RepoFactory = Callable[[Suite], Repo]
 
@@ -47,14 +53,16 @@ def get_tree(version: str, *, deb_version: str | None = None,
              repo_factory: RepoFactory | None = None) -> Tree:
     """The pristine linux-source-<version> tree, fetched and unpacked if needed.
 
-    deb_version None means apt's candidate (falling back to the newest complete
-    cached tree when the network is unreachable).  A complete tree of an exact
-    deb_version is reused without asking apt.  repo_factory replaces the apt
-    layer (tests).  Raises SlabconvError: 2 unknown version, 3 missing tool,
-    4 download/network failure.
+    version "latest" is the newest version offered.  deb_version None means
+    the candidate of the apt state of the suite that offers version
+    (fetch/discover.py; falling back to the newest complete cached tree when
+    the network is unreachable).  A complete tree of an exact deb_version is
+    reused without asking apt.  repo_factory replaces the apt layer (tests).
+    Raises SlabconvError: 2 unknown version, 3 missing tool, 4
+    download/network failure.
     """
     factory = repo_factory or apt.open_repo
-    version = (version or "").strip()
+    version = kernel(version, factory)
     if deb_version is not None:
         deb_version = deb_version.strip()
         if not _DEBVER_RE.match(deb_version):
@@ -90,9 +98,9 @@ def get_deb(state: str, package: str, *, version: str | None = None,
     from apt's index; version None: apt's candidate.  With a cached .deb of
     that version, no download.  FetchError (exit 4) names the package, the
     suites and what to do."""
-    repo = (repo_factory or apt.open_repo)(Suite(state))
+    repo = (repo_factory or apt.open_repo)(suites.named(state))
     with locked(repo.debs_dir() / ".lock", f"the {state} .deb cache"), _naming(package, repo):
-        repo.refresh()                       # private lists missing or > 1 day old
+        repo.refresh()                       # lists missing or > 1 day old
         if version is None:
             version = repo.candidate(package)
             if version is None:
@@ -141,16 +149,30 @@ def _reuse(tree: Path, version: str, deb_version: str) -> Tree:
     return Tree(tree, version, deb_version)
 
 
+def kernel(version: str | None, repo_factory: RepoFactory | None = None) -> str:
+    """version, or for "latest" the newest version Debian's suites offer."""
+    version = (version or "").strip()
+    if version != LATEST:
+        return version
+    cat = discover.catalog(repo_factory)
+    newest = cat.latest()
+    if newest is None:
+        raise discover.unknown(version, cat)
+    info("fetch", f"latest: {cat.choose(newest).describe()}")
+    return newest
+
+
 def _repo_for(version: str, factory: RepoFactory) -> Repo:
-    suite = suites.suite_for(version)
-    if suite is not None:
-        return factory(suite)
-    # Not in the table: the machine's own apt may still offer it.
-    repo = factory(Suite(suites.SYSTEM))
-    if repo.candidate(package_name(version)) is None:
-        raise _unknown_version(version, factory)
-    info("fetch", f"{version} is not in fetch/suites.py; using the system apt suites")
-    return repo
+    """The apt state of the suite that offers version (fetch/discover.py)."""
+    cat = discover.catalog(factory)
+    offer = cat.choose(version)
+    if offer is None:
+        raise discover.unknown(version, cat)
+    suite = discover.state_for(offer, cat)
+    others = [f"{o.codename} {o.deb_version}" for o in cat.of(version) if o != offer]
+    info("fetch", f"kernel {offer.describe()}: apt state '{suite.name}'"
+                  + (f" (also offered: {', '.join(others)})" if others else ""))
+    return factory(suite)
 
 
 def _fetch_exact(repo: Repo, version: str, deb_version: str) -> Tree:
@@ -180,7 +202,7 @@ def _resolve(repo: Repo, pkg: str, deb_version: str) -> DebInfo:
 def _fetch_candidate(repo: Repo, version: str, factory: RepoFactory) -> Tree:
     pkg = package_name(version)
     try:
-        repo.refresh()                       # private lists missing or > 1 day old
+        repo.refresh()                       # lists missing or > 1 day old
         cand = repo.candidate(pkg)
         if cand is None:
             info("fetch", f"apt has no candidate for {pkg}; refreshing lists")
@@ -207,25 +229,31 @@ def _fetch_candidate(repo: Repo, version: str, factory: RepoFactory) -> Tree:
         return Tree(tree, version, debv)
 
 
+def table(cat: "discover.Catalog") -> list[str]:
+    """`slabconv versions`: one line per kernel version and suite offering it,
+    the suite KERNEL=X.Y takes marked with *, newest version last."""
+    rows = []
+    for v in cat.versions():
+        chosen = cat.choose(v)
+        for o in cat.of(v):
+            rows.append((o.version, f"{o.suite} ({o.codename})", o.deb_version,
+                         "*" if o == chosen else ""))
+    if not rows:
+        return []
+    w = [max(len(r[i]) for r in rows) for i in range(3)]
+    return [f"{a:<{w[0]}}  {b:<{w[1]}}  {c:<{w[2]}}  {d}".rstrip() for a, b, c, d in rows]
+
+
 def offered_versions(repo_factory: RepoFactory | None = None) -> list[str]:
-    """Kernel versions with a linux-source-X package in any apt state we use."""
-    factory = repo_factory or apt.open_repo
-    found: set[str] = set()
-    for suite in suites.all_suites():
-        try:
-            repo = factory(suite)
-            repo.refresh()
-            found.update(repo.kernel_versions())
-        except SlabconvError as e:
-            info("fetch", f"warning: cannot list apt state '{suite.name}': "
-                          f"{str(e).splitlines()[0]}")
-    return sorted(found, key=suites.version_key)
+    """Kernel versions with a linux-source-X.Y package in Debian's suites."""
+    return discover.catalog(repo_factory).versions()
 
 
 def deb_versions(version: str, repo_factory: RepoFactory | None = None
                  ) -> tuple[str | None, list[str]]:
     """(candidate, all offered Debian versions) of linux-source-<version>."""
     factory = repo_factory or apt.open_repo
+    version = kernel(version, factory)
     if not suites.is_version(version):
         raise _unknown_version(version, factory)
     repo = _repo_for(version, factory)
@@ -238,7 +266,9 @@ def deb_versions(version: str, repo_factory: RepoFactory | None = None
 
 
 def _unknown_version(version: str, factory: RepoFactory) -> SlabconvError:
-    offered = offered_versions(factory)
-    what = "none (apt could not be asked)" if not offered else ", ".join(offered)
-    return SlabconvError(f"no packaged kernel source for {version or '(empty)'}; "
-                         f"apt offers: {what}", 2)
+    try:
+        cat = discover.catalog(factory)
+    except SlabconvError as e:
+        return discover.unknown(version, None, f"apt could not be asked: "
+                                               f"{str(e).splitlines()[0]}")
+    return discover.unknown(version, cat)

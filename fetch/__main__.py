@@ -4,8 +4,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from base.log import guarded, info, SlabconvError, Timer
-from . import deb_versions, get_tree, offered_versions, suites
+from base.log import guarded, info, Timer
+from . import deb_versions, discover, get_tree, table
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -14,12 +14,13 @@ def main(argv: list[str] | None = None) -> int:
         description="Fetch the Debian linux-source package of a kernel version and "
                     "unpack it into a pristine, read-only tree in the slabconv cache. "
                     "Prints the tree path on stdout.")
-    ap.add_argument("version", nargs="?", help="kernel version, e.g. 5.10, 6.1, 6.12")
+    ap.add_argument("version", nargs="?", help="kernel version, e.g. 5.10, or latest")
     ap.add_argument("--deb-version", metavar="V",
                     help="exact Debian package version (default: apt's candidate)")
     ap.add_argument("--list", action="store_true",
                     help="list what apt offers: without VERSION one line per kernel "
-                         "version ('VERSION CANDIDATE SUITE'); with VERSION its Debian "
+                         "version and suite ('VERSION SUITE (CODENAME) PACKAGE-VERSION', "
+                         "the suite it is taken from marked *); with VERSION its Debian "
                          "versions, newest first, the candidate marked")
     args = ap.parse_args(argv)
     def fetch_and_print() -> int:
@@ -29,13 +30,8 @@ def main(argv: list[str] | None = None) -> int:
                 for v in versions:
                     print(f"{v} candidate" if v == cand else v)
             else:
-                for v in offered_versions():
-                    suite = suites.VERSIONS.get(v, suites.SYSTEM)
-                    try:
-                        cand, _ = deb_versions(v)
-                    except SlabconvError:
-                        cand = None
-                    print(f"{v} {cand or '-'} {suite}")
+                for line in table(discover.catalog()):
+                    print(line)
             return 0
         if not args.version:
             ap.error("VERSION is required (or use --list)")

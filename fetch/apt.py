@@ -1,9 +1,12 @@
-"""apt access for fetch: private apt states and the system one.
+"""apt access for fetch: private apt states.
 
 A private state (e.g. "bullseye") lives in base.paths.cache_dir("apt", name):
 
-    sources.list   the suite's deb lines (signed-by the Debian archive keyring)
-    apt.conf       clears the system's APT::Update hooks (appstream, packagekit)
+    sources.list   the suite's deb lines (the machine's mirrors: fetch/mirrors.py)
+    apt.conf       clears the system's APT::Update hooks (appstream, packagekit),
+                   downloads no index but Packages (no Contents, Translations,
+                   DEP-11), accepts a suite's new alias or codename after a
+                   release, keeps apt-cache's binary cache
     lists/         Dir::State::Lists
     cache/         Dir::Cache
     debs/          downloaded .deb files, kept so a redo needs no network
@@ -11,18 +14,20 @@ A private state (e.g. "bullseye") lives in base.paths.cache_dir("apt", name):
     .lock          flock held around update/download
 
 and is used with `apt-get -c apt.conf -o Dir::Etc::sourcelist=... -o
-Dir::Etc::sourceparts=/dev/null -o Dir::State::Lists=... -o Dir::Cache=...`.
-The system state is the machine's own apt configuration; it is never
-changed, only its package lists are refreshed (`apt-get update`) when
-they do not know a wanted package.
+Dir::Etc::sourceparts=/dev/null -o Dir::State::Lists=... -o Dir::Cache=...
+-o Dir::State::status=/dev/null`: the machine's apt configuration, lists
+and dpkg status are never changed nor read, but for the mirrors'
+URIs (fetch/mirrors.py) and apt's own settings (proxy, ...).
 
 Everything else in fetch talks to apt only through the Repo interface below,
 so tests can pass a fake one (fetch.get_tree(..., repo_factory=...)).
 """
 from __future__ import annotations
 
+import functools
 import os
 import re
+import shutil
 import subprocess
 import time
 from dataclasses import dataclass
@@ -35,7 +40,7 @@ from base.log import info, SlabconvError
 from base.proc import require_tool
 from . import net
 from .net import FetchError
-from .suites import Suite, SYSTEM
+from .suites import Suite
 
 
 MAX_LIST_AGE = 24 * 3600          # refresh private lists older than a day
@@ -49,7 +54,39 @@ _PRIVATE_CONF = """\
 #clear APT::Update::Pre-Invoke;
 #clear APT::Update::Post-Invoke;
 #clear APT::Update::Post-Invoke-Success;
+// A release moves the aliases: "stable" gets another codename, a codename
+// another suite.  That is expected here.
+Acquire::AllowReleaseInfoChange::Suite "true";
+Acquire::AllowReleaseInfoChange::Codename "true";
+Acquire::AllowReleaseInfoChange::Version "true";
+Acquire::AllowReleaseInfoChange::Label "true";
+// Only the Packages indexes: no Contents, Translations, DEP-11 (targets
+// the system's configuration adds are switched off below).
+Acquire::Languages "none";
+// apt-cache keeps its binary cache of these lists (some machines switch it
+// off; each query would then read every list again).
+Dir::Cache::pkgcache "pkgcache.bin";
+Dir::Cache::srcpkgcache "";
 """
+
+
+@functools.lru_cache(maxsize=1)
+def _other_index_targets() -> tuple[str, ...]:
+    """The index targets of the machine's apt configuration but Packages
+    (DEP-11, Translations, Contents-deb of apt-file, ...)."""
+    exe = shutil.which("apt-config")
+    if not exe:
+        return ()
+    cp = subprocess.run([exe, "dump"], text=True, stdout=subprocess.PIPE,
+                        stderr=subprocess.DEVNULL, env=dict(os.environ, LC_ALL="C"))
+    names = re.findall(r"^Acquire::IndexTargets::deb::([^:\s]+) ", cp.stdout or "", re.M)
+    return tuple(n for n in dict.fromkeys(names) if n != "Packages")
+
+
+def private_conf() -> str:
+    return _PRIVATE_CONF + "".join(
+        f'Acquire::IndexTargets::deb::{t}::DefaultEnabled "false";\n'
+        for t in _other_index_targets())
 
 _NET_FAIL_RE = re.compile(r"^(W|E|Err): .*(Failed to fetch|Some index files failed|"
                           r"Temporary failure|Could not resolve|Could not connect|"
@@ -85,6 +122,10 @@ class Repo(Protocol):
     def info(self, package: str, version: str) -> DebInfo | None: ...
     def download(self, package: str, version: str, workdir: Path) -> Path: ...
     def kernel_versions(self) -> list[str]: ...
+    # discovery (fetch/discover.py)
+    def update_suites(self) -> set[str]: ...
+    def releases(self) -> dict[str, tuple[str, str]]: ...
+    def offers(self, packages: list[str]) -> dict[str, list[tuple[str, list[str]]]]: ...
 
 
 def open_repo(suite: Suite) -> "AptRepo":
@@ -101,7 +142,7 @@ def _line_at(text: str, m: re.Match) -> str:
 
 def index_failures(out: str) -> tuple[set[str], set[str]]:
     """(suites apt-get update asked for, suites whose index failed), each
-    "URI SUITE" (e.g. "http://deb.debian.org/debian-security
+    "URI SUITE" (e.g. "http://mirror.invalid/debian-security
     bookworm-security"), from its output."""
     seen: set[str] = set()
     failed: set[str] = set()
@@ -156,6 +197,81 @@ def parse_show(text: str, package: str, version: str) -> DebInfo | None:
     return None
 
 
+_PRESENT_RE = re.compile(r"^(?:Hit|Get):\d+ (\S+) (\S+) (?:In)?Release\b", re.M)
+_ERR_RE = re.compile(r"^Err:\d+ (\S+) ([^\s/]+)\S* .*\n\s+(\S+)", re.M)
+_E_FETCH_RE = re.compile(r"^[EW]: Failed to fetch (\S+?)/dists/([^/\s]+)/\S*\s+(\S+)", re.M)
+_E_NO_RELEASE_RE = re.compile(r"^E: The repository '(\S+) (\S+) Release' does not have a "
+                              r"Release file", re.M)
+_E_GENERIC_RE = re.compile(r"^E: Some index files failed to download", re.M)
+
+
+def probe_result(out: str) -> tuple[set[str], set[str], set[str]]:
+    """(present, absent, failed) suites, each "URI SUITE", from the output of
+    an `apt-get update`: absent when its Release is not there (HTTP 404, or
+    only 404s for it), failed when anything else went wrong for it.  An
+    error line naming no suite counts as a failure of "?"."""
+    present = {f"{m.group(1).rstrip('/')} {m.group(2)}" for m in _PRESENT_RE.finditer(out)}
+    errors: dict[str, set[str]] = {}
+    for rx in (_ERR_RE, _E_FETCH_RE):
+        for m in rx.finditer(out):
+            errors.setdefault(f"{m.group(1).rstrip('/')} {m.group(2)}", set()).add(m.group(3))
+    for m in _E_NO_RELEASE_RE.finditer(out):
+        errors.setdefault(f"{m.group(1).rstrip('/')} {m.group(2)}", set()).add("404")
+    failed = {k for k, codes in errors.items() if codes != {"404"} or k in present}
+    absent = {k for k, codes in errors.items() if codes == {"404"} and k not in present}
+    for line in re.findall(r"^(?:E|W): .*$", out, re.M):
+        if not (_E_FETCH_RE.match(line) or _E_NO_RELEASE_RE.match(line)
+                or _E_GENERIC_RE.match(line) or line.startswith("W: ")):
+            failed.add("?")
+    return present, absent, failed
+
+
+def parse_releases(text: str) -> dict[str, tuple[str, str]]:
+    """"URI SUITE" -> (alias, codename) of every Packages file, from
+    `apt-cache policy` without a package ("release ...,a=stable,n=trixie,...")."""
+    out: dict[str, tuple[str, str]] = {}
+    key = None
+    for line in text.splitlines():
+        m = re.match(r"^\s*-?\d+ (\S+) ([^\s/]+)/\S+ \S+ Packages$", line)
+        if m:
+            key = f"{m.group(1).rstrip('/')} {m.group(2)}"
+            continue
+        m = re.match(r"^\s+release (.+)$", line)
+        if m and key:
+            f = dict(kv.split("=", 1) for kv in m.group(1).strip().split(",") if "=" in kv)
+            suite = key.split()[1]
+            out.setdefault(key, (f.get("a", suite), f.get("n", suite)))
+            key = None
+    return out
+
+
+def parse_policy_sources(text: str) -> dict[str, list[tuple[str, list[str]]]]:
+    """package -> [(version, ["URI SUITE", ...])] from `apt-cache policy PKG...`
+    (only versions some mirror offers; the dpkg status is not a suite)."""
+    out: dict[str, list[tuple[str, list[str]]]] = {}
+    pkg = None
+    cur: list[str] | None = None
+    for line in text.splitlines():
+        m = re.match(r"^(\S+):$", line)
+        if m:
+            pkg, cur = m.group(1), None
+            out.setdefault(pkg, [])
+            continue
+        if pkg is None:
+            continue
+        m = _POLICY_VERSION_RE.match(line)
+        if m and not line.startswith("        "):
+            cur = []
+            out[pkg].append((m.group(1), cur))
+            continue
+        m = re.match(r"^\s+-?\d+ (\S+://\S+|\S+:/\S+) ([^\s/]+)/\S+ \S+ Packages$", line)
+        if m and cur is not None:
+            key = f"{m.group(1).rstrip('/')} {m.group(2)}"
+            if key not in cur:
+                cur.append(key)
+    return {p: [(v, w) for v, w in vs if w] for p, vs in out.items()}
+
+
 def parse_search(text: str) -> list[str]:
     """Kernel versions from `apt-cache search --names-only '^linux-source-...'`."""
     out = []
@@ -167,7 +283,7 @@ def parse_search(text: str) -> list[str]:
 
 
 class AptRepo:
-    """One apt state (private or system), driven through apt-get/apt-cache."""
+    """One private apt state, driven through apt-get/apt-cache."""
 
     def __init__(self, suite: Suite):
         self.suite = suite
@@ -187,17 +303,12 @@ class AptRepo:
         return self.state / "updated"
 
     def _prepare(self) -> None:
-        if not self.suite.private:
-            return
         if not self.suite.sources:
-            raise SlabconvError(f"no sources defined for apt state '{self.suite.name}' "
-                                f"(fetch/suites.py PRIVATE_SOURCES; MIRRORED: the machine's "
-                                f"apt configuration has no site for its release and "
-                                f"component)", 2)
+            raise SlabconvError(f"apt state '{self.suite.name}' has no sources", 2)
         for d in (self._lists / "partial", self.state / "cache" / "archives" / "partial"):
             d.mkdir(parents=True, exist_ok=True)
         for name, text in (("sources.list", "\n".join(self.suite.sources) + "\n"),
-                           ("apt.conf", _PRIVATE_CONF)):
+                           ("apt.conf", private_conf())):
             f = self.state / name
             if not f.exists() or f.read_text() != text:
                 tmp = f.with_name(f.name + ".tmp")
@@ -205,15 +316,13 @@ class AptRepo:
                 os.replace(tmp, f)
 
     def options(self) -> list[str]:
-        """apt-get/apt-cache options selecting this state ([] for the system)."""
-        if not self.suite.private:
-            return []
+        """apt-get/apt-cache options selecting this state."""
         s = self.state
         arch = self.suite.arch
-        foreign = [] if not arch else [             # the system's dpkg status is not read
-            "-o", f"APT::Architecture={arch}", "-o", f"APT::Architectures={arch}",
-            "-o", "Dir::State::status=/dev/null"]
+        foreign = [] if not arch else [
+            "-o", f"APT::Architecture={arch}", "-o", f"APT::Architectures={arch}"]
         return foreign + ["-c", str(s / "apt.conf"),
+                "-o", "Dir::State::status=/dev/null",      # the machine's packages: not ours
                 "-o", f"Dir::Etc::sourcelist={s / 'sources.list'}",
                 "-o", "Dir::Etc::sourceparts=/dev/null",
                 "-o", f"Dir::State::Lists={s / 'lists'}",
@@ -248,14 +357,13 @@ class AptRepo:
 
     # -- lists ----------------------------------------------------------------
     def has_lists(self) -> bool:
-        lists = self._lists if self.suite.private else Path("/var/lib/apt/lists")
         try:
-            return any("_Packages" in p.name for p in lists.iterdir())
+            return any("_Packages" in p.name for p in self._lists.iterdir())
         except OSError:
             return False
 
     def lists_age(self) -> float | None:
-        """Seconds since the last successful private update, None if never."""
+        """Seconds since the last successful update, None if never."""
         if not self.has_lists():
             return None
         try:
@@ -264,45 +372,34 @@ class AptRepo:
             return None
 
     def is_stale(self) -> bool:
-        if not self.suite.private:
-            return False          # the system's lists are the system's business
         age = self.lists_age()
         return age is None or age > MAX_LIST_AGE
 
     def refresh(self, *, force: bool = False) -> None:
-        """apt-get update when forced, or (private states) when lists are missing/stale.
+        """apt-get update when forced, or when the lists are missing or stale.
 
-        A failed refresh of stale-but-present private lists only warns (the old
-        lists still resolve versions); otherwise it raises FetchError.
+        A failed refresh of stale-but-present lists only warns (the old lists
+        still resolve versions); otherwise it raises FetchError.
         """
         if not force and not self.is_stale():
             return
-        if self.suite.private:
-            with locked(self.state / ".lock"):
-                if not force and not self.is_stale():      # someone else just did it
+        with locked(self.state / ".lock"):
+            if not force and not self.is_stale():      # someone else just did it
+                return
+            try:
+                complete = self._update()
+            except FetchError as e:
+                if not force and self.has_lists():
+                    info("fetch", f"warning: could not refresh apt lists "
+                                  f"'{self.suite.name}', using the old ones: "
+                                  f"{str(e).splitlines()[0]}")
                     return
-                try:
-                    complete = self._update()
-                except FetchError as e:
-                    if not force and self.has_lists():
-                        info("fetch", f"warning: could not refresh apt lists "
-                                      f"'{self.suite.name}', using the old ones: "
-                                      f"{str(e).splitlines()[0]}")
-                        return
-                    raise
-                if complete:
-                    self._stamp.write_text(time.strftime("%Y-%m-%dT%H:%M:%S%z\n"))
-        else:
-            if os.geteuid() != 0:
-                raise FetchError("the system apt lists do not know the wanted package "
-                                 "and only root can refresh them; run "
-                                 "'sudo apt-get update' and retry", network=True,
-                                 transient=False)
-            self._update()
+                raise
+            if complete:
+                self._stamp.write_text(time.strftime("%Y-%m-%dT%H:%M:%S%z\n"))
 
     def _where(self) -> str:
-        return (f"private apt lists '{self.suite.name}' ({self._lists})"
-                if self.suite.private else "system apt lists")
+        return f"private apt lists '{self.suite.name}' ({self._lists})"
 
     def _update(self) -> bool:
         """apt-get update, retried (fetch/net.py).  True when every index came;
@@ -353,6 +450,46 @@ class AptRepo:
         return parse_search(self._query(["search", "--names-only",
                                          r"^linux-source-[0-9.]+$"]))
 
+    # -- discovery ----------------------------------------------------------
+    def update_suites(self) -> set[str]:
+        """apt-get update of this state, a suite the mirror does not have
+        (404) being no failure: retried (fetch/net.py) for anything else.
+        The absent suites, "URI SUITE"; FetchError when no suite is there."""
+        def once() -> set[str]:
+            info("fetch", f"apt-get update: {self._where()}, {len(self.suite.sources)} suites")
+            t0 = time.monotonic()
+            cp = self._run("apt-get", ["-q", "update"], timeout=UPDATE_TIMEOUT, network=True)
+            out = cp.stdout or ""
+            present, absent, failed = probe_result(out)
+            if failed or (cp.returncode != 0 and not absent):
+                bad = _NET_FAIL_RE.search(out)
+                why = _line_at(out, bad) if bad else f"exit {cp.returncode}"
+                e = FetchError(f"apt-get update of the {self._where()} failed: {why}\n"
+                               f"{_tail(out)}", network=True,
+                               transient=not _LASTING_RE.search(out))
+                e.suites_failed, e.suites_ok = failed, present
+                raise e
+            if not present:
+                raise FetchError(f"apt-get update of the {self._where()}: no suite is there "
+                                 f"(the Release of each: 404); is the mirror a Debian "
+                                 f"archive?\n{_tail(out)}", network=True, transient=False)
+            info("fetch", f"apt-get update done in {time.monotonic() - t0:.1f}s: "
+                          f"{len(present)} suites there, {len(absent)} not (404)")
+            return absent
+
+        with locked(self.state / ".lock"):
+            absent = net.call(once, f"apt-get update of the {self._where()}")
+            self._stamp.write_text(time.strftime("%Y-%m-%dT%H:%M:%S%z\n"))
+        return absent
+
+    def releases(self) -> dict[str, tuple[str, str]]:
+        return parse_releases(self._query(["policy"]))
+
+    def offers(self, packages: list[str]) -> dict[str, list[tuple[str, list[str]]]]:
+        if not packages:
+            return {}
+        return parse_policy_sources(self._query(["policy", *packages]))
+
     # -- download -----------------------------------------------------------
     def download(self, package: str, version: str, workdir: Path) -> Path:
         """apt-get download package=version into workdir; the .deb path."""
@@ -375,4 +512,4 @@ class AptRepo:
         return debs[0]
 
 
-__all__ = ["AptRepo", "DebInfo", "FetchError", "Repo", "open_repo", "SYSTEM"]
+__all__ = ["AptRepo", "DebInfo", "FetchError", "Repo", "open_repo"]

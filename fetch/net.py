@@ -12,8 +12,8 @@ fetch.get_deb).  Two layers of retries:
     is fetched again at once; ``Acquire::Retries::Delay=false`` because
     apt 2.6.1's delayed retry stalls the whole `apt-get update` when
     another index of the same host is in flight: no request for 150 s on
-    the loopback mirror of tests/fakemirror.py, and deb.debian.org serves
-    bookworm and bookworm-security from one host);
+    the loopback mirror of tests/fakemirror.py, and Debian's default mirror
+    serves the archive and the security archive from one host);
   * ours, around the whole apt-get run (call()): TRIES tries, PAUSE
     seconds before the second, doubled each time (15, 30, 60 s: 105 s in
     all).  A mirror in the middle of a sync serves an index that does not

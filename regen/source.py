@@ -62,7 +62,7 @@ def resolve(version: str | None, tree: str | None, deb_version: str | None = Non
         if version and version != v:
             raise SlabconvError(f"TREE={t} is Linux {v}, not KERNEL={version}", exit_code=2)
         return Source(t, v, tree_id(t), packaged=False)
-    version = version or paths.DEFAULT_KERNEL
+    version = fetch.kernel(version or paths.DEFAULT_KERNEL)    # "latest": the newest offered
     if deb_version == "latest":
         deb_version = None
     elif deb_version is None:

@@ -50,6 +50,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import fetch
 from base import atomic, paths
 from base.cliutil import add_command as add_command_parser
 from base.log import info, SlabconvError
@@ -579,7 +580,7 @@ def find(version: str, series: str, root: Path | None = None) -> Attribution | N
 
 
 def cmd_attribute(args) -> int:
-    version = args.kernel or paths.DEFAULT_KERNEL
+    version = fetch.kernel(args.kernel or paths.DEFAULT_KERNEL)
     if args.series:
         d = Path(args.series).resolve()
     else:

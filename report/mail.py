@@ -23,6 +23,7 @@ import textwrap
 import time
 from pathlib import Path
 
+import fetch
 from base import atomic, paths
 from base.cliutil import add_command as add_command_parser
 from base.lock import locked
@@ -355,7 +356,7 @@ def write(series_dir: Path, out: Path, version: str, untested: bool = False, *,
 
 
 def cmd_mail(args) -> int:
-    version = args.kernel or paths.DEFAULT_KERNEL
+    version = fetch.kernel(args.kernel or paths.DEFAULT_KERNEL)
     series = Path(args.series).resolve() if args.series else paths.GENERATED / version
     out = Path(args.output).resolve() if args.output else paths.cache_dir("mail", version)
     cc_tree = None

@@ -37,6 +37,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import fetch
 from base import atomic, paths
 from base.cliutil import add_command as add_command_parser
 from base.log import info, SlabconvError
@@ -301,7 +302,7 @@ def find(version: str, series: str, root: Path | None = None) -> dict | None:
 # command line
 
 def cmd_range_diff(args) -> int:
-    version = args.kernel or paths.DEFAULT_KERNEL
+    version = fetch.kernel(args.kernel or paths.DEFAULT_KERNEL)
     tmp = Path(tempfile.mkdtemp(prefix="rangediff-", dir=paths.cache_dir("rangediff")))
     try:
         if args.new:

@@ -1,6 +1,7 @@
 """The documents: a README that is a manual, and one record of measurements.
 
-Fails when the README is over 15 KB; when an environment variable
+Fails when a tracked file names a package archive or registry host (the
+mirrors are the machine's own: fetch/mirrors.py); when the README is over 15 KB; when an environment variable
 SLABCONV_* that product code (not tests/) names is missing from it; when a
 Makefile target with a `## ` help text is missing from it; when a document
 (README.md, docs/*.md, */README.md) speaks of how the work was organised
@@ -11,6 +12,7 @@ planted, and must name it.
 """
 import re
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -30,6 +32,19 @@ DIARY = [
     (re.compile(r"\bload(?: average)?(?: of)? \d", re.I), "machine load"),
 ]
 DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+
+# Hosts of package archives and registries: no file may name one (downloads
+# use the machine's apt configuration or $SLABCONV_APT_MIRROR).  The
+# patterns are assembled from pieces so that this file does not name the
+# hosts it looks for, and so that a grep of the repository for them finds
+# nothing, this file included: `any-host.` + `debian` + `.org` and the
+# like, any subdomain ("deb.", "security.", "ftp.xx.", "snapshot.").
+_DOT = r"\."
+HOSTS = re.compile(
+    r"\b(?:[a-z0-9-]+" + _DOT + r")+(?:" + "|".join([
+        "debian" + _DOT + "(?:org|net)", "ubuntu" + _DOT + "com", "pythonhosted" + _DOT + "org",
+        "npmjs" + _DOT + "(?:org|com)", "golang" + _DOT + "org"]) + r")\b"
+    + r"|\b(?:pypi" + _DOT + "org|crates" + _DOT + "io|rubygems" + _DOT + "org)\b", re.I)
 ENV = re.compile(r"\bSLABCONV_[A-Z0-9_]*[A-Z0-9]\b")
 CODE_SUFFIXES = {".py", ".sh"}
 NOT_PRODUCT = {".git", "tests", "docs", "generated-patches"}
@@ -114,9 +129,31 @@ def unrecorded_figures(readme_rows: list[list[str]], meas_rows: list[list[str]])
     return out
 
 
+def tracked_files(root: Path) -> list[Path]:
+    """The files git tracks under root, else (a copy) every file."""
+    cp = subprocess.run(["git", "-C", str(root), "ls-files", "-z"], capture_output=True)
+    if cp.returncode == 0 and (root / ".git").exists():
+        return [root / n for n in cp.stdout.decode().split("\0") if n]
+    return sorted(p for p in root.rglob("*") if p.is_file())
+
+
+def named_hosts(root: Path) -> list[str]:
+    """"file:line: host" for each archive or registry host a tracked file names."""
+    out = []
+    for p in tracked_files(root):
+        try:
+            text = p.read_text(errors="replace")
+        except (OSError, IsADirectoryError):
+            continue
+        for n, line in enumerate(text.splitlines(), 1):
+            for m in HOSTS.finditer(line):
+                out.append(f"{p.relative_to(root)}:{n}: names the host {m.group(0)}")
+    return out
+
+
 def problems(root: Path) -> list[str]:
     """Every problem of the documents under root, one line each."""
-    out: list[str] = []
+    out: list[str] = named_hosts(root)
     readme = root / "README.md"
     text = readme.read_text()
     size = len(text.encode())
@@ -182,6 +219,21 @@ def copy(tmp_path):
         shutil.copy2(p, dst / rel)
     assert problems(dst) == problems(REPO)
     return dst
+
+
+@pytest.mark.parametrize("where,sub", [("fetch/suites.py", "deb"), ("README.md", "security"),
+                                       ("docs/OPERATIONS.md", "ftp.fr")])
+def test_planted_mirror_host_fails(copy, where, sub):
+    host = ".".join([sub, "debian", "org"])           # see HOSTS: never written whole
+    f = copy / where
+    f.write_text(f.read_text() + f"\n# http://{host}/debian bookworm main\n")
+    n = len(f.read_text().splitlines())
+    assert f"{where}:{n}: names the host {host}" in problems(copy)
+
+
+def test_the_host_check_does_not_take_other_names():
+    assert not HOSTS.search("mirror.invalid/debian 127.0.0.1 /usr/share/keyrings/"
+                            "debian-archive-keyring.gpg ftpmaster@debian" + ".org")
 
 
 def test_planted_readme_over_15_kb_fails(copy):

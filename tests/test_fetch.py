@@ -19,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))   # repo root
 
 import fetch
 import fetch.__main__ as fetch_cli
-from fetch import apt, suites, unpack
+from fetch import apt, discover, suites, unpack
 from fetch.apt import DebInfo, FetchError
 from fetch.suites import Suite, package_name
 from base.log import SlabconvError
@@ -79,9 +79,23 @@ def cache(tmp_path, monkeypatch):
     c = tmp_path / "cache"
     monkeypatch.setenv("SLABCONV_CACHE", str(c))
     monkeypatch.setenv("SLABCONV_FETCH_PAUSE", "0")      # retries without the pauses
+    monkeypatch.setenv("SLABCONV_APT_MIRROR", MIRROR)    # not the machine's apt configuration
     yield c
     if c.exists():
         unpack.remove_tree(c)        # read-only trees: make pytest's cleanup work
+
+
+MIRROR = "http://mirror.invalid/debian"
+SECURITY = "http://mirror.invalid/debian-security"
+# Debian's suites of the fake discovery: alias -> codename.
+SUITES = {"oldoldstable": "bullseye", "oldoldstable-security": "bullseye-security",
+          "oldstable": "bookworm", "oldstable-security": "bookworm-security",
+          "stable": "trixie", "stable-security": "trixie-security",
+          "stable-backports": "trixie-backports", "testing": "forky", "unstable": "sid"}
+# (kernel version, suite alias, package version) the fake discovery finds.
+OFFERS = (("5.10", "oldoldstable-security", "5.10.999-1"),
+          ("6.1", "oldstable-security", "6.1.99-1"),
+          ("6.12", "stable", "6.12.9-1"))
 
 
 def sha256(p: Path) -> str:
@@ -117,7 +131,7 @@ class FakeRepo:
         self.refreshes.append(force)
         if self.offline and (force or not self.refreshes[:-1]):
             raise FetchError("apt-get update failed: Temporary failure resolving "
-                             "'deb.debian.org'", network=True)
+                             "'mirror.invalid'", network=True)
         if force:
             self.hidden.clear()
 
@@ -144,7 +158,7 @@ class FakeRepo:
         self.downloads += 1
         how = self.script.pop(0) if self.script else "good"
         if how == "offline" or self.offline:
-            raise FetchError("apt-get download failed: Could not resolve 'deb.debian.org'",
+            raise FetchError("apt-get download failed: Could not resolve 'mirror.invalid'",
                              network=True)
         src = self._versions(package)[version]
         out = Path(workdir) / f"{package}_{version}_all.deb"
@@ -160,8 +174,46 @@ class FakeRepo:
         return list(self.kernels)
 
 
+class FakeDiscovery:
+    """Stands in for the discovery state's AptRepo (fetch/discover.py):
+    Debian's suites `suites` (alias -> codename) on the mirror, the kernel
+    `offers` (version, alias, package version) in them, `absent` suites
+    not on the mirror (404)."""
+
+    def __init__(self, suite, *, suites=SUITES, offers=OFFERS, absent=(), offline=False):
+        self.suite = suite
+        self.suites, self.kernels, self.absent = dict(suites), list(offers), list(absent)
+        self.offline = offline
+        self.updates = 0
+
+    @staticmethod
+    def _key(alias):
+        return f"{SECURITY if alias.endswith('-security') else MIRROR} {alias}"
+
+    def update_suites(self):
+        self.updates += 1
+        if self.offline:
+            raise FetchError("apt-get update failed: Temporary failure resolving "
+                             "'mirror.invalid'", network=True)
+        return {self._key(a) for a in self.absent}
+
+    def releases(self):
+        return {self._key(a): (a, c) for a, c in self.suites.items()}
+
+    def kernel_versions(self):
+        return sorted({v for v, _, _ in self.kernels}, key=suites.version_key)
+
+    def offers(self, packages):
+        out = {}
+        for v, alias, debv in self.kernels:
+            if package_name(v) in packages:
+                out.setdefault(package_name(v), []).append((debv, [self._key(alias)]))
+        return out
+
+
 class Factory:
-    """repo_factory for get_tree: one FakeRepo per suite name, created lazily."""
+    """repo_factory for get_tree: one FakeRepo per suite name, created lazily
+    (the discovery state's a FakeDiscovery)."""
 
     def __init__(self, **by_suite):
         self.repos = {}
@@ -169,7 +221,8 @@ class Factory:
 
     def __call__(self, suite):
         if suite.name not in self.repos:
-            self.repos[suite.name] = FakeRepo(suite, **self.kwargs.get(suite.name, {}))
+            cls = FakeDiscovery if suite.name == discover.STATE else FakeRepo
+            self.repos[suite.name] = cls(suite, **self.kwargs.get(suite.name, {}))
         return self.repos[suite.name]
 
     def __getitem__(self, name):
@@ -179,8 +232,7 @@ class Factory:
 def bullseye(deb, versions=("5.10.999-1",), **kw):
     kw.setdefault("candidate", versions[0])
     return Factory(bullseye=dict(offers={"linux-source-5.10": {v: deb for v in versions}},
-                                 kernels=["5.10", "6.1"], **kw),
-                   system=dict(kernels=["6.1", "6.12"]))
+                                 **kw))
 
 
 class NoApt:
@@ -272,7 +324,7 @@ def test_redo_uses_cached_deb_without_network(cache, debs):
     final = unpack.tree_path("5.10", "5.10.999-1")
     unpack.remove_tree(final)                        # tree lost, .deb still cached
     # apt lists gone and no network: the recorded size/hash of the cached .deb suffice
-    f = Factory(bullseye=dict(offline=True), system=dict())
+    f = Factory(bullseye=dict(offline=True))
     tree = fetch.get_tree("5.10", deb_version="5.10.999-1", repo_factory=f)
     assert unpack.is_complete(tree.path, "5.10.999-1")
     assert f["bullseye"].downloads == 0
@@ -295,7 +347,7 @@ def test_persistently_corrupt_download_is_a_clear_error(cache, debs):
     assert e.value.exit_code == 4
     msg = str(e.value)
     assert msg.startswith("cannot fetch linux-source-5.10 from apt state 'bullseye' "
-                          "(http://deb.debian.org/debian bullseye main; ")
+                          "(http://mirror.invalid/debian bullseye main; ")
     assert "failed after 4 tries" in msg and "truncated" in msg and "What to do:" in msg
     assert f["bullseye"].downloads == 4
     debs_dir = cache / "apt/bullseye/debs"
@@ -387,7 +439,7 @@ def test_offline_candidate_falls_back_to_newest_complete_tree(cache, debs):
     tree = fetch.get_tree("5.10", repo_factory=off)
     assert tree.deb_version == "5.10.1000-1"       # dpkg order, not string order
     # lists cannot be refreshed and do not exist at all
-    f2 = Factory(bullseye=dict(offline=True), system=dict())
+    f2 = Factory(bullseye=dict(offline=True))
     assert fetch.get_tree("5.10", repo_factory=f2).deb_version == "5.10.1000-1"
 
 
@@ -398,14 +450,17 @@ def test_offline_without_any_tree_is_exit_4(cache, debs):
     assert e.value.exit_code == 4 and "What to do:" in str(e.value)
 
 
-def test_version_missing_from_table_uses_system_apt(cache, debs):
-    f = Factory(bullseye=dict(kernels=["5.10"]),
-                system=dict(offers={"linux-source-6.1": {"6.1.99-1": debs["6.1"]}},
-                            candidate="6.1.99-1", kernels=["6.1"]))
+def test_a_version_comes_from_the_state_of_the_suite_that_offers_it(cache, debs, capsys):
+    f = Factory(bookworm=dict(offers={"linux-source-6.1": {"6.1.99-1": debs["6.1"]}},
+                              candidate="6.1.99-1"))
     tree = fetch.get_tree("6.1", repo_factory=f)
     assert tree.path == cache / "src/6.1/6.1.99-1/linux-source-6.1"
-    assert f["system"].downloads == 1
-    assert (cache / "apt/system/debs/linux-source-6.1_6.1.99-1_all.deb").is_file()
+    assert f["bookworm"].downloads == 1 and set(f.repos) == {"discover", "bookworm"}
+    assert f["bookworm"].suite.sources == (f"deb {MIRROR} bookworm main",
+                                           f"deb {SECURITY} bookworm-security main")
+    assert (cache / "apt/bookworm/debs/linux-source-6.1_6.1.99-1_all.deb").is_file()
+    assert "[fetch] kernel 6.1 from bookworm-security (6.1.99-1): apt state 'bookworm'" \
+        in capsys.readouterr().err
 
 
 def test_concurrent_get_tree_calls_do_not_collide(cache, debs):
@@ -492,12 +547,12 @@ POLICY = """linux-source-6.1:
   Candidate: 6.1.192-3
   Version table:
      6.1.192-3 500
-        500 http://deb.debian.org/debian-security bookworm-security/main amd64 Packages
+        500 http://mirror.invalid/debian-security bookworm-security/main amd64 Packages
  *** 6.1.192-2 500
-        500 http://deb.debian.org/debian-security bookworm-security/main amd64 Packages
+        500 http://mirror.invalid/debian-security bookworm-security/main amd64 Packages
         100 /var/lib/dpkg/status
      6.1.176-1 500
-        500 http://deb.debian.org/debian bookworm/main amd64 Packages
+        500 http://mirror.invalid/debian bookworm/main amd64 Packages
 """
 
 SHOW = """Package: linux-source-5.10
@@ -534,23 +589,32 @@ def test_parse_apt_output():
                             "linux-source-6.12 - Linux kernel source\n") == ["6.1", "6.12"]
 
 
+def bullseye_state():
+    cat = discover.Catalog([], {"oldoldstable": "bullseye",
+                                "oldoldstable-security": "bullseye-security"})
+    return discover.state_for(discover.Offer("5.10", "5.10.999-1", "oldoldstable-security",
+                                             "bullseye-security", SECURITY), cat)
+
+
 def test_private_apt_state_layout(cache):
-    r = apt.AptRepo(Suite("bullseye"))
+    r = apt.AptRepo(bullseye_state())
     r._prepare()
     state = cache / "apt/bullseye"
     sources = (state / "sources.list").read_text()
-    assert "http://deb.debian.org/debian bullseye main" in sources
-    assert "http://deb.debian.org/debian-security bullseye-security main" in sources
+    assert sources == (f"deb {MIRROR} bullseye main\n"
+                       f"deb {SECURITY} bullseye-security main\n")
+    conf = (state / "apt.conf").read_text()
+    assert 'Acquire::Languages "none";' in conf
+    assert 'Acquire::AllowReleaseInfoChange::Codename "true";' in conf
     opts = " ".join(r.options())
     for o in (f"Dir::Etc::sourcelist={state}/sources.list", "Dir::Etc::sourceparts=/dev/null",
               f"Dir::State::Lists={state}/lists", f"Dir::Cache={state}/cache"):
         assert o in opts
     assert r.is_stale() and r.lists_age() is None
-    assert apt.AptRepo(Suite(suites.SYSTEM)).options() == []
 
 
 def test_private_lists_refreshed_when_missing_or_older_than_a_day(cache, monkeypatch):
-    r = apt.AptRepo(Suite("bullseye"))
+    r = apt.AptRepo(bullseye_state())
     calls = []
     outcome = {"fail": False}
 
@@ -559,7 +623,7 @@ def test_private_lists_refreshed_when_missing_or_older_than_a_day(cache, monkeyp
         if outcome["fail"]:
             raise FetchError("apt-get update failed: W: Failed to fetch", network=True)
         self._prepare()
-        (self._lists / "deb.debian.org_debian_dists_bullseye_main_binary-amd64_Packages.lz4"
+        (self._lists / "mirror.invalid_debian_dists_bullseye_main_binary-amd64_Packages.lz4"
          ).write_text("")
         return True                               # every index came
 
@@ -584,19 +648,30 @@ def test_private_lists_refreshed_when_missing_or_older_than_a_day(cache, monkeyp
     assert e.value.exit_code == 4 and e.value.network
 
 
-def test_version_table():
-    assert suites.suite_for("5.10") == Suite("bullseye") and Suite("bullseye").private
-    assert suites.suite_for("6.1").name == suites.SYSTEM
-    assert suites.suite_for("5.11") is None
-    assert [s.name for s in suites.all_suites()] == ["bullseye", suites.SYSTEM]
+def test_suite_preference():
+    """The stable suites (stable first; a security update is its release),
+    then testing, then backports (of stable first), then unstable."""
+    order = ["stable", "stable-security", "oldstable", "oldstable-security", "oldoldstable",
+             "testing", "testing-security", "stable-backports", "oldstable-backports",
+             "unstable"]
+    ranks = [suites.rank(s) for s in order]
+    assert ranks == sorted(ranks) and ranks[0] == ranks[1] and ranks[2] == ranks[3]
+    assert ranks[5] == ranks[6] and len(set(ranks)) == 7
+    assert [suites.kind(s) for s in ("oldoldstable-security", "testing-security",
+                                     "oldstable-backports", "unstable")] == \
+        ["stable", "testing", "backports", "unstable"]
+    assert suites.discovery_suites()[:3] == ["oldoldstable", "oldoldstable-backports",
+                                             "oldoldstable-security"]
+    assert len(suites.discovery_suites()) == 15
     assert sorted(["6.12", "5.10", "6.1"], key=suites.version_key) == ["5.10", "6.1", "6.12"]
     assert package_name("6.12") == "linux-source-6.12"
 
 
 # -- network ---------------------------------------------------------------------
 @pytest.mark.network
-def test_real_bullseye_candidate_via_private_apt(cache):
-    repo = apt.open_repo(suites.suite_for("5.10"))
+def test_real_bullseye_candidate_via_private_apt(cache, monkeypatch):
+    monkeypatch.delenv("SLABCONV_APT_MIRROR")                 # the machine's mirrors
+    repo = fetch._repo_for("5.10", apt.open_repo)
     repo.refresh()
     cand = repo.candidate("linux-source-5.10")
     assert cand and cand.startswith("5.10.")

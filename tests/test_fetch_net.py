@@ -4,8 +4,8 @@ downloads are cached making no network access.
 
 The mirror tests run the real apt-get against a Debian archive served on
 the loopback by tests/fakemirror.py (the kernel source and the i386
-busybox as tiny .deb files), with the private apt states' sources.list
-pointed at it.  Retries without pauses (SLABCONV_FETCH_PAUSE=0) and, but
+busybox as tiny .deb files), set as the machine's mirror through
+$SLABCONV_APT_MIRROR, as a user behind a local mirror sets it.  Retries without pauses (SLABCONV_FETCH_PAUSE=0) and, but
 in the test of apt's own retries, without apt's (SLABCONV_APT_RETRIES=0),
 so that every retry is ours and counted."""
 from __future__ import annotations
@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import fetch  # noqa: E402
 from boot import busybox  # noqa: E402
-from fakemirror import ELF_I386, Archive, Mirror, build_deb, dead_url  # noqa: E402
+from fakemirror import ELF_ARM64, ELF_I386, Archive, Mirror, build_deb  # noqa: E402
 from fetch import net, suites, unpack  # noqa: E402
 from fetch.net import FetchError  # noqa: E402
 from cli import main as cli, prefetch  # noqa: E402
@@ -108,16 +108,16 @@ def test_forbidden_network_fails_at_once(slept):
 
 def test_index_failures_name_the_suites():
     from fetch.apt import index_failures
-    out = ("Hit:1 http://deb.debian.org/debian bookworm InRelease\n"
-           "Get:2 http://deb.debian.org/debian-security bookworm-security InRelease [48 kB]\n"
-           "Err:3 http://deb.debian.org/debian-security bookworm-security/main i386 Packages\n"
+    out = ("Hit:1 http://mirror.invalid/debian bookworm InRelease\n"
+           "Get:2 http://mirror.invalid/debian-security bookworm-security InRelease [48 kB]\n"
+           "Err:3 http://mirror.invalid/debian-security bookworm-security/main i386 Packages\n"
            "  File has unexpected size (371952 != 372316). Mirror sync in progress? [IP: x]\n"
-           "E: Failed to fetch http://deb.debian.org/debian-security/dists/bookworm-security/"
+           "E: Failed to fetch http://mirror.invalid/debian-security/dists/bookworm-security/"
            "main/binary-i386/Packages.xz  File has unexpected size (371952 != 372316). "
            "Mirror sync in progress?\n")
     seen, failed = index_failures(out)
-    assert failed == {"http://deb.debian.org/debian-security bookworm-security"}
-    assert seen - failed == {"http://deb.debian.org/debian bookworm"}
+    assert failed == {"http://mirror.invalid/debian-security bookworm-security"}
+    assert seen - failed == {"http://mirror.invalid/debian bookworm"}
 
 
 # -- the fake mirror ---------------------------------------------------------------
@@ -128,19 +128,21 @@ def kernel_deb(dest: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def archive(tmp_path_factory):
-    """bullseye (another package) and bullseye-security (linux-source-5.10)
-    for amd64; bookworm (busybox-static:i386) and bookworm-security (another
-    package) for i386."""
+    """bullseye (another package) and bullseye-security (linux-source-5.10),
+    oldoldstable and oldoldstable-security by alias, for amd64; bookworm
+    (busybox-static:i386 and :arm64, the guests') and bookworm-security
+    (another package) for i386."""
     missing = [t for t in ("apt-get", "dpkg-deb") if not shutil.which(t)]
     assert not missing, f"{', '.join(missing)} not found: install the Debian packages apt and dpkg"
     d = tmp_path_factory.mktemp("mirror")
     kdeb = kernel_deb(d)
     bb = build_deb(d, "busybox-static", BB_VERSION, "i386", {"bin/busybox": ELF_I386})
+    bb64 = build_deb(d, "busybox-static", BB_VERSION, "arm64", {"bin/busybox": ELF_ARM64})
     a = Archive(d / "archive")
     other = build_deb(d, "base-files", "1", "all", {"etc/slabconv-test": b"x\n"})
-    a.add("bullseye", [other])
-    a.add("bullseye-security", [kdeb])
-    a.add("bookworm", [bb], archs=("i386",))
+    a.add("bullseye", [other], alias="oldoldstable")
+    a.add("bullseye-security", [kdeb], alias="oldoldstable-security")
+    a.add("bookworm", [bb, bb64], archs=("i386", "arm64"))
     a.add("bookworm-security", [other], archs=("i386",))
     return a
 
@@ -151,22 +153,23 @@ def world(tmp_path, monkeypatch, archive):
     monkeypatch.setenv("SLABCONV_CACHE", str(cache))
     monkeypatch.setenv("SLABCONV_FETCH_PAUSE", "0")
     monkeypatch.setenv("SLABCONV_APT_RETRIES", "0")
-    monkeypatch.setattr(suites, "PRIVATE_SOURCES", dict(suites.PRIVATE_SOURCES))
+    monkeypatch.setenv("SLABCONV_APT_MIRROR", "")        # serve() sets it; restored after
     yield cache
     if cache.exists():
         unpack.remove_tree(cache)
 
 
-def point_at(url: str) -> None:
-    """The private states bullseye and bookworm-i386 take their suites from url."""
-    suites.PRIVATE_SOURCES["bullseye"] = (f"deb [trusted=yes] {url} bullseye main",
-                                          f"deb [trusted=yes] {url} bullseye-security main")
-    suites.PRIVATE_SOURCES["bookworm-i386"] = (f"deb [trusted=yes] {url} bookworm main",)
-
-
 def serve(archive, **faults) -> Mirror:
+    """The fake mirror, as the machine's mirror ($SLABCONV_APT_MIRROR)."""
     m = Mirror(archive.root, **faults)
-    point_at(m.url)
+    os.environ["SLABCONV_APT_MIRROR"] = m.value       # the world fixture removes it
+    return m
+
+
+def discovered(m: Mirror) -> Mirror:
+    """m, the kernel discovery made (and cached) on it; every fault then."""
+    assert fetch.offered_versions() == ["5.10"]
+    m.fail_first = 10 ** 6
     return m
 
 
@@ -192,22 +195,37 @@ def test_a_truncated_index_is_retried(world, archive, capsys):
     assert retries(err) == ["1"], err
     line = next(x for x in err.splitlines() if "(try 1 of 4)" in x)
     assert "File has unexpected size" in line and "Mirror sync in progress?" in line
-    assert m.requests.count("/debian" + cut) == 2
+    assert "apt-get update of the private apt lists 'bullseye'" in line
+    assert m.requests.count("/debian-security" + cut) == 2
 
 
 def test_the_error_after_the_last_try_names_suite_package_and_what_to_do(world, archive,
                                                                           capsys):
-    with serve(archive, fail_first=10 ** 6) as m:
+    with discovered(serve(archive)) as m:
         assert cli.main(["fetch", "5.10", "--deb-version", DEBV]) == 4
     err = capsys.readouterr().err
     assert retries(err) == ["1", "2", "3"]
     msg = err[err.index("slabconv: error: "):]
     assert msg.startswith(f"slabconv: error: cannot fetch linux-source-5.10 from apt state "
-                          f"'bullseye' ({m.url} bullseye main; {m.url} bullseye-security "
-                          f"main): apt-get update of the private apt lists 'bullseye' ")
+                          f"'bullseye' ({m.url} bullseye main; {m.security_url} "
+                          f"bullseye-security main): apt-get update of the private apt "
+                          f"lists 'bullseye' ")
     assert "failed after 4 tries" in msg and "503" in msg
     assert "What to do: the Debian mirror may be in the middle of a sync" in msg
     assert not (world / "src" / "5.10" / DEBV).exists()
+
+
+def test_a_discovery_that_fails_says_where_and_what_to_do(world, archive, capsys):
+    with serve(archive, fail_first=10 ** 6) as m:
+        assert cli.main(["fetch", "5.10", "--deb-version", DEBV]) == 4
+    err = capsys.readouterr().err
+    assert retries(err) == ["1", "2", "3"]
+    msg = err[err.index("slabconv: error: "):]
+    assert msg.startswith(f"slabconv: error: cannot discover the kernel versions Debian's "
+                          f"suites offer (apt state 'discover' on {m.url} and "
+                          f"{m.security_url}): apt-get update of the private apt lists "
+                          f"'discover' ")
+    assert "failed after 4 tries" in msg and "503" in msg and "What to do:" in msg
 
 
 def test_the_i386_busybox_error_names_its_package_and_suite(world, archive):
@@ -227,7 +245,7 @@ def test_an_index_broken_in_an_unrelated_suite_does_not_fail_the_fetch(world, ar
     err = capsys.readouterr().err
     assert retries(err) == ["1", "2", "3"]
     assert f"warning: the index of {m.url} bullseye still fails" in err
-    assert f"going on with {m.url} bullseye-security" in err
+    assert f"going on with {m.security_url} bullseye-security" in err
 
 
 def test_a_package_only_in_the_broken_suite_is_an_error_that_names_it(world, archive):
@@ -237,7 +255,7 @@ def test_a_package_only_in_the_broken_suite_is_an_error_that_names_it(world, arc
     msg = str(e.value)
     assert e.value.exit_code == 4
     assert f"linux-source-5.10 has no version {DEBV} in the indexes apt could get, and the " \
-           f"index of {m.url} bullseye-security failed" in msg and "What to do:" in msg
+           f"index of {m.security_url} bullseye-security failed" in msg and "What to do:" in msg
 
 
 def test_the_i386_busybox_asks_only_its_suite(world, archive):
@@ -258,11 +276,13 @@ def test_a_run_with_cached_downloads_makes_no_network_access(world, archive, cap
         assert src.tree == world / f"src/5.10/{DEBV}/linux-source-5.10"
         assert busybox.cached("i386") is not None
         n = len(m.requests)
-        # the mirror now unreachable, the lists more than a day old
-        point_at(dead_url())
+        # the mirror now unreachable, the lists and the discovery more than a day old
+        m.close()
         old = time.time() - 3 * 86400
         for state in ("bullseye", "bookworm-i386"):
             os.utime(world / "apt" / state / "updated", (old, old))
+        f = world / "apt" / "discover" / "catalog.json"
+        f.write_text(re.sub(r'"time": [0-9.]+', f'"time": {old}', f.read_text()))
         tried = []
         real_call = net.call
         monkeypatch.setattr(net, "call", lambda action, what, **kw: (
@@ -271,8 +291,10 @@ def test_a_run_with_cached_downloads_makes_no_network_access(world, archive, cap
         assert src2.tree == src.tree and busybox.for_arch("i386") == busybox.cached("i386")
         assert net.forbidden() and tried == []       # not one download or apt-get update tried
         # the tree gone: unpacked again from the cached, recorded .deb, no network
+        # (the discovery of a day ago is kept, with a warning)
         unpack.remove_tree(src.tree)
         assert fetch.get_tree("5.10", deb_version=DEBV).path == src.tree
+        assert "warning: cannot refresh the kernel discovery" in capsys.readouterr().err
         # anything not fetched up front fails at once, without a request
         with pytest.raises(FetchError) as e:
             fetch.get_deb("bookworm-i386", "hello")
@@ -333,10 +355,11 @@ def test_a_run_fetches_everything_before_anything_else(argv, boots, monkeypatch)
 
 def test_the_i386_busybox_state_is_bookworm_main_for_i386(monkeypatch, tmp_path):
     monkeypatch.setenv("SLABCONV_CACHE", str(tmp_path / "cache"))
-    s = suites.Suite(busybox.FOREIGN["i386"][0])
-    assert s.private and s.arch == "i386"
+    monkeypatch.setenv("SLABCONV_APT_MIRROR", "http://mirror.invalid/debian")
+    s = suites.named(busybox.FOREIGN["i386"][0])
+    assert s.arch == "i386"
     assert [line.split()[-3:] for line in s.sources] == \
-        [["http://deb.debian.org/debian", "bookworm", "main"]]
+        [["http://mirror.invalid/debian", "bookworm", "main"]]
     opts = " ".join(fetch.apt.AptRepo(s).options())
     assert "APT::Architecture=i386" in opts and "Dir::State::status=/dev/null" in opts
-    assert s not in suites.all_suites()          # not a kernel source state
+    assert "bookworm" not in suites.discovery_suites()    # not a kernel source state

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
+import fetch
 from base import atomic, paths
 from base.cliutil import add_command as add_command_parser
 from base.lock import locked
@@ -92,7 +93,7 @@ def _path_key(p: Path) -> str:
 
 
 def cmd_review(args) -> int:
-    version = args.kernel or paths.DEFAULT_KERNEL
+    version = fetch.kernel(args.kernel or paths.DEFAULT_KERNEL)
     series = Path(args.series).resolve() if args.series else None
     if series is None and args.tree:
         t = Path(args.tree).expanduser().resolve()
