@@ -211,10 +211,14 @@ class Expect:
 class CodeExpect:
     """Functions whose compiled code a patch is expected to change, and why
     (verify/objdiff.judge).  A name covers its GCC clones (foo.cold,
-    foo.isra.0); globs are allowed.  No objects: any object."""
+    foo.isra.0); globs are allowed.  No objects: any object.  `requires`:
+    Kconfig symbols (without CONFIG_) that a configuration must set for the
+    declaration to hold there (a change only some configuration compiles);
+    none: every configuration."""
     functions: list[str]
     why: str
     objects: list[str] = field(default_factory=list)
+    requires: list[str] = field(default_factory=list)
 
     def describe(self) -> str:
         where = f" in {', '.join(self.objects)}" if self.objects else ""
@@ -419,10 +423,15 @@ def _expect(d: dict, where: str) -> Expect:
 
 
 def _code(d: dict, where: str) -> CodeExpect:
-    unknown = set(d) - {"functions", "objects", "why"}
+    unknown = set(d) - {"functions", "objects", "why", "requires"}
     if unknown:
         raise SlabconvError(f"manifest: {where}: unknown key(s) {', '.join(sorted(unknown))} "
-                            f"(functions, objects, why)", 2)
+                            f"(functions, objects, why, requires)", 2)
+    req = _as_list(d.get("requires", []))
+    if not all(isinstance(r, str) and re.fullmatch(r"[A-Z0-9_]+", r)
+               and not r.startswith("CONFIG_") for r in req):
+        raise SlabconvError(f"manifest: {where}: 'requires' must be Kconfig symbols "
+                            f"without CONFIG_ (e.g. KASAN_SW_TAGS)", 2)
     fns = _as_list(_req(d, "functions", where))
     objs = _as_list(d.get("objects", []))
     why = str(d.get("why", "")).strip()
@@ -433,7 +442,7 @@ def _code(d: dict, where: str) -> CodeExpect:
     if not why:
         raise SlabconvError(f"manifest: {where}: an expected code change must say 'why'", 2)
     return CodeExpect([f.strip() for f in fns], " ".join(why.split()),
-                      [o.strip() for o in objs])
+                      [o.strip() for o in objs], list(req))
 
 
 def load(path: Path) -> Series:

@@ -395,6 +395,42 @@ def test_judge_declared_undeclared_missing():
     assert [(x.function, x.reason) for x in m] == [("kfree", "absent")]
 
 
+def test_a_declaration_that_requires_symbols_is_judged_only_where_they_are_set(tmp_path):
+    """The memcg entry's mm/kasan/common.o declaration holds under
+    KASAN_SW_TAGS with SLAB (arm64).  In x86's generic-KASAN configuration
+    the same object is rebuilt at that patch and keeps its code: judged
+    there, the declaration would be stale and fail the patch; it applies
+    only where the .config sets what it requires."""
+    from cli.checks import code_expectations
+    subject = "memcg: Convert object cgroups from struct page to struct slab"
+    exps, _ = code_expectations()(subject)
+    kasan = [e for e in exps if "mm/kasan/common.o" in e.objects]
+    assert kasan and kasan[0].requires == ["KASAN_SW_TAGS", "SLAB"]
+    same = [_diff("mm/kasan/common.o", present=["__kasan_kmalloc", "kasan_init_slab_obj"])]
+    generic = tmp_path / "generic.config"
+    generic.write_text("CONFIG_SLUB=y\nCONFIG_KASAN=y\nCONFIG_KASAN_GENERIC=y\n"
+                       "# CONFIG_KASAN_SW_TAGS is not set\n")
+    # judged everywhere (the planted defect: no filter), the x86 build fails
+    _, m = objdiff.judge(exps, same, patch=subject)
+    assert any(objdiff.stale(f.to_dict()) for f in m)
+    # judged where it holds: not in the generic configuration
+    _, m = objdiff.judge(objdiff.applicable(exps, generic), same, patch=subject)
+    assert not any(objdiff.stale(f.to_dict()) for f in m) and m == []
+    sw_tags_slab = tmp_path / "sw.config"
+    sw_tags_slab.write_text("CONFIG_SLAB=y\nCONFIG_KASAN=y\nCONFIG_KASAN_SW_TAGS=y\n")
+    assert kasan[0] in objdiff.applicable(exps, sw_tags_slab)
+    assert kasan[0] not in objdiff.applicable(exps, generic)
+    assert objdiff.applicable(None, generic) is None
+    # a declaration without requires holds in every configuration
+    plain = [manifest.CodeExpect(["kfree"], "x")]
+    assert objdiff.applicable(plain, generic) == plain
+    # requires must be Kconfig symbols
+    with pytest.raises(SlabconvError, match="requires"):
+        manifest._code({"functions": ["f"], "requires": ["CONFIG_X"], "why": "w"}, "entry a")
+    assert manifest._code({"functions": ["f"], "requires": ["SLAB"], "why": "w"},
+                          "entry a").requires == ["SLAB"]
+
+
 def test_manifest_code_table(tmp_path):
     root = Path(__file__).resolve().parent.parent / "cocci"
     base = """

@@ -401,6 +401,7 @@ class _ConfigRun:
             if (st.st_size, st.st_mtime_ns) != stamps.get(o):
                 rewritten.append(o)
         expectations, renames = self.code(pr.subject)
+        expectations = objdiff.applicable(expectations, self.o / ".config")
         pc = objdiff.check_patch(keep, self.o, rewritten, expectations, renames,
                                  patch=f"{pr.index}/{len(self.commits)} {pr.subject}")
         pr.code = pc.to_dict()
@@ -414,6 +415,7 @@ class _ConfigRun:
         """A patch that passed in an earlier run: its code changes judged
         against the manifest as it is now (a declaration added since counts)."""
         expectations, _ = self.code(pr.subject)
+        expectations = objdiff.applicable(expectations, self.o / ".config")
         diffs = [objdiff.ObjDiff.from_dict(d) for d in pr.code["diffs"]]
         changed = {d.object for d in diffs}
         rew = pr.code.get("rewritten")

@@ -137,9 +137,10 @@ from .code import FuncCode, clone_base, function_code, objdump_path
 from .compare import (FuncChange, FuncSize, ObjDiff, PatchCode, check_patch, compare,
                       compare_objects, list_objects, snapshot, stable)
 from .elf import Elf
-from .expect import Finding, entries_by_subject, entry_for_subject, judge, renames_of, stale
+from .expect import (Finding, applicable, entries_by_subject, entry_for_subject, judge,
+                     renames_of, stale)
 
 __all__ = ["Bloat", "bloat", "parse_bloat", "FuncCode", "clone_base", "function_code",
            "objdump_path", "FuncChange", "FuncSize", "ObjDiff", "PatchCode", "check_patch",
            "compare", "compare_objects", "list_objects", "snapshot", "stable", "Elf",
-           "Finding", "entries_by_subject", "entry_for_subject", "judge", "renames_of"]
+           "Finding", "applicable", "entries_by_subject", "entry_for_subject", "judge", "renames_of"]

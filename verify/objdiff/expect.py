@@ -5,6 +5,7 @@ from __future__ import annotations
 import fnmatch
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Iterable, Optional
 
 from base.log import SlabconvError
@@ -65,6 +66,23 @@ def stale(finding: dict) -> bool:
     be built here (mm/slub.o under SLAB)."""
     return finding.get("kind") == "missing" and (
         finding.get("reason") == "unchanged" or bool(finding.get("object")))
+
+
+def applicable(expectations, dotconfig) -> list:
+    """The expectations that hold in the configuration of `dotconfig` (a
+    .config file): those whose `requires` symbols it sets (=y or =m);
+    an expectation without `requires` holds everywhere.  None: None."""
+    if expectations is None:
+        return None
+    exps = _expects(expectations)
+    if not any(getattr(e, "requires", None) for e in exps):
+        return exps
+    try:
+        text = Path(dotconfig).read_text()
+    except OSError:
+        text = ""
+    on = set(re.findall(r"^CONFIG_([A-Za-z0-9_]+)=[ym]$", text, re.M))
+    return [e for e in exps if all(r in on for r in (getattr(e, "requires", None) or []))]
 
 
 def _fn_matches(pattern: str, name: str) -> bool:
