@@ -700,18 +700,24 @@ class CodeExpectStub:
         self.functions, self.why, self.objects = functions, why, list(objects)
 
 
+def _kfree_grows(before, after, objects, expectations, renames, patch=""):
+    """objdiff.check_patch for the tests below: in every object kfree's code
+    grows by 8 bytes and kmalloc is compiled unchanged; judged as the real
+    check judges."""
+    from verify import objdiff
+    d = [objdiff.ObjDiff(o, changed=[objdiff.FuncChange("kfree", 100, 108)],
+                         present=frozenset({"kfree", "kmalloc"})) for o in objects]
+    unexpected, missing = objdiff.judge(expectations, d, patch)
+    return objdiff.PatchCode(patch, d, unexpected, missing)
+
+
 def test_a_declaration_added_later_judges_the_stored_code_changes_again(series, tmp_path,
                                                                         monkeypatch):
     from verify import objdiff
     pristine, repo, base = series
     FakeKernel(monkeypatch)
 
-    def fake_check(before, after, objects, expectations, renames, patch=""):
-        d = [objdiff.ObjDiff(o, changed=[objdiff.FuncChange("kfree", 100, 108)],
-                             present=frozenset({"kfree", "kmalloc"})) for o in objects]
-        unexpected, missing = objdiff.judge(expectations, d, patch)
-        return objdiff.PatchCode(patch, d, unexpected, missing)
-    monkeypatch.setattr(objdiff, "check_patch", fake_check)
+    monkeypatch.setattr(objdiff, "check_patch", _kfree_grows)
     patch(repo, "mm: Hot path", {"mm/a.c": A_C + "/* HOT */\n"})
     out_root = tmp_path / "builds"
     r = run(repo, pristine, out_root, code=lambda s: (None, {}))
@@ -731,12 +737,7 @@ def test_a_declared_change_that_no_longer_happens_fails(series, tmp_path, monkey
     pristine, repo, base = series
     FakeKernel(monkeypatch)
 
-    def fake_check(before, after, objects, expectations, renames, patch=""):
-        d = [objdiff.ObjDiff(o, changed=[objdiff.FuncChange("kfree", 100, 108)],
-                             present=frozenset({"kfree", "kmalloc"})) for o in objects]
-        unexpected, missing = objdiff.judge(expectations, d, patch)
-        return objdiff.PatchCode(patch, d, unexpected, missing)
-    monkeypatch.setattr(objdiff, "check_patch", fake_check)
+    monkeypatch.setattr(objdiff, "check_patch", _kfree_grows)
     patch(repo, "mm: Hot path", {"mm/a.c": A_C + "/* HOT */\n"})
     out_root = tmp_path / "builds"
     for declared in ([CodeExpectStub(["kfree"], "on purpose"), CodeExpectStub(["kmalloc"], "too")],
