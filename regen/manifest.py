@@ -243,6 +243,8 @@ class Entry:
     # set by regen: the conversions a locals-first directive of one of its
     # rules added (regen/series.py)
     added: list = field(default_factory=list)
+    # set by regen: what those directives found (usage.Found), for the message
+    first: list = field(default_factory=list)
     # set by regen: the series' after-rules ("cocci/rules/x.cocci") that
     # changed nothing in this entry (its commit message names only what
     # made the patch)

@@ -80,6 +80,21 @@ def _sources(entry: manifest.Entry) -> list[str]:
             if s.alone else s.source for s in entry.steps + entry.added]
 
 
+# the paragraph a patch's message gets when a locals-first directive
+# converted locals of functions its message does not name (a branch's own
+# code, or a function a newer kernel added), one usage.Found.describe() a line
+FIRST_HEADER = "Also converted, holding a value that some configuration makes NULL:"
+
+
+def first_listing(entry: manifest.Entry) -> str:
+    """The locals-first conversions of `entry` whose functions its message
+    does not name, as the paragraph that lists them ("" when it names all)."""
+    unnamed = [x for x in entry.first if f"{x.fn}()" not in entry.message]
+    if not unnamed:
+        return ""
+    return FIRST_HEADER + "\n\n" + "\n".join(f"  {x.describe()}" for x in unnamed)
+
+
 def commit_message(series: manifest.Series, entry: manifest.Entry, identity: Identity) -> str:
     credit = f"Based on a patch by {series.seed_author}.\n\n" if series.seed_author else ""
     link = f"Link: {series.link}\n" if series.link else ""
@@ -239,12 +254,13 @@ def locals_first(series: manifest.Series, step: manifest.Step, tree: Path,
 
 def take_locals_first(series: manifest.Series, batch: list[manifest.Step],
                       queue: list[list[manifest.Step]], asked: set[int], tree: Path,
-                      what: str, added: list[manifest.Step]) -> list[manifest.Step] | None:
+                      what: str, added: list[manifest.Step],
+                      seen: list[usage.Found]) -> list[manifest.Step] | None:
     """Where a step of `batch` has a locals-first directive not yet carried
     out: the steps before it are the batch to run now (the rest goes back
     on `queue`); at the step itself, its conversions are put on the queue
     before it (and slab_fold.cocci at the end, unless a later step folds
-    already), added to `added`, and None is returned: take the queue's
+    already), added to `added` (what was found to `seen`), and None is returned: take the queue's
     next batch.  `asked`: the ids of the steps carried out."""
     first = next((i for i, st in enumerate(batch) if id(st) not in asked
                   and st.kind == "rule" and _asks_locals_first(series, st)), None)
@@ -255,6 +271,7 @@ def take_locals_first(series: manifest.Series, batch: list[manifest.Step],
         return batch[:first]
     asked.add(id(batch[0]))
     extra, found = locals_first(series, batch[0], tree, what)
+    seen += [x for x in found if x not in seen]
     for x in found:
         info("regen", f"    locals-first: {x.describe()}: holds a value that is NULL in some "
                       f"configuration")
@@ -319,6 +336,7 @@ def apply_entry(series: manifest.Series, entry: manifest.Entry, wt: WorkTree) ->
     queue = batches(entry.steps)
     asked: set[int] = set()             # the steps whose locals-first conversions were made
     entry.added = []
+    entry.first = []
     while queue:
         batch = queue.pop(0)
         ready = _ready(batch, tree)
@@ -326,7 +344,8 @@ def apply_entry(series: manifest.Series, entry: manifest.Entry, wt: WorkTree) ->
             queue.insert(0, batch[ready:])
             batch = batch[:ready]
         batch = take_locals_first(series, batch, queue, asked, tree,
-                                  f"entry '{entry.id}' ({entry.subject})", entry.added)
+                                  f"entry '{entry.id}' ({entry.subject})", entry.added,
+                                  entry.first)
         if batch is None:               # conversions to make first: queued before it
             continue
         nums = list(range(n + 1, n + 1 + len(batch)))
@@ -537,6 +556,8 @@ def regenerate(tree: Path, source_id: str, *, version: str, output: Path | None,
                                   f"applied without it: {', '.join(later)}",) + e.args[1:]
                     raise
             verdicts.append((entry.id, entry.subject, upstream.APPLIED, []))
+            if first_listing(entry):
+                entry = replace(entry, message=f"{entry.message}\n\n{first_listing(entry)}")
             entry, files, elsewhere_uses = elsewhere(entry, files)
             # committed from a snapshot, in order, while the next entry runs
             committer.commit(commit_message(series, entry, identity), wt.snapshot(files))

@@ -236,7 +236,8 @@ static void *__maybe_unused user_slub_page_only(struct page *page)
 }
 
 /* a slab member written; the cpu partial chain walked (slub_percpu_partial()
- * becomes slab_page(...) at the kmem_cache_cpu patch) */
+ * is NULL without SLUB_CPU_PARTIAL: the local becomes a slab at the
+ * kmem_cache_cpu patch, locals-first) */
 static void __maybe_unused user_slub_thaw(struct page *page)
 {
 \tpage->frozen = 0;
@@ -426,10 +427,22 @@ def test_every_form_is_converted_and_the_objects_build(tmp_path):
                      "user_common_freelist(): parameter page (mm/slab_common.c)",
                      "user_lib_cache(): local page (lib/dump_stack.c)",
                      "user_slub_thaw(): parameter page (mm/slub.c)",
-                     "user_slub_cpu_partial(): local page (mm/slub.c)",
                      "user_lib_kasan_cache(): local page (lib/dump_stack.c)"):
             assert conv in msg, msg[:3000]
         assert "page_only" not in msg
+        # the cpu partial list's value is NULL without SLUB_CPU_PARTIAL: its
+        # local becomes a slab at the kmem_cache_cpu patch (locals-first), whose
+        # message lists it, as the function its own text does not name
+        assert "user_slub_cpu_partial" not in msg
+        cpu = [p for p in patches if "Convert-kmem_cache_cpu" in p.name]
+        assert len(cpu) == 1, [p.name for p in patches]
+        cpu_msg, cpu_diff = cpu[0].read_text().split("\n---\n", 1)
+        from regen.series import FIRST_HEADER
+        assert f"{FIRST_HEADER}\n\n  user_slub_cpu_partial(): local page (mm/slub.c)" in cpu_msg, \
+            cpu_msg
+        assert "show_slab_objects(): local" not in cpu_msg     # named by its own text
+        assert "+\tfor (slab = slub_percpu_partial(c); slab; slab = slab->next)" in \
+            cpu_diff.split("\n")
         # the calls of the header's functions in files no entry lists: adapted
         # in the patch that converts each function, which names them
         for subject, use in (
@@ -460,7 +473,6 @@ def test_every_form_is_converted_and_the_objects_build(tmp_path):
             assert line in kasan.split("\n"), line
         usage_text = usage_patch[0].read_text()
         for line in ("+\tstruct slab *slab = kasan_addr_to_slab(x);",
-                     "+\tfor (slab = slub_percpu_partial(c); slab; slab = slab->next)",
                      "+\tslab->frozen = 0;"):
             assert line in usage_text.split("\n"), line
         # the series' commits, in a clone of the cache's repository for this
