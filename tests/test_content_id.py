@@ -217,3 +217,18 @@ def test_the_attribution_of_the_same_patches_is_found(pair, tmp_path):
     assert A.find("5.10", R.series_id(P.numbered_patches(a)), cache) is not None
     _change_code(b)
     assert A.find("5.10", R.series_id(P.numbered_patches(b)), cache) is None
+
+
+# ----------------------------------------------------- the main job's end
+
+def test_the_main_job_names_make_review_and_make_mail(pair):
+    from cli import pipeline
+    a, b, _ = pair
+    (line,) = pipeline.next_lines("5.10", b, a)
+    assert line.startswith("next: make review (") and " and make mail (" in line
+    assert "SERIES=" not in line
+    _change_code(b)
+    (line,) = pipeline.next_lines("5.10", b, a)
+    assert f"make review SERIES={b} " in line and f"make mail SERIES={b} " in line
+    (line,) = pipeline.next_lines("6.1", b, a / "none")
+    assert f"make review KERNEL=6.1 SERIES={b} " in line
