@@ -147,37 +147,42 @@ def _records(version: str, root: Path | None = None) -> list[tuple[Path, dict]]:
 def find(version: str, series_dir: Path, root: Path | None = None,
          repo: Path | None = None) -> dict | None:
     """The record of the regen that wrote the series of `series_dir`:
-    exactly its files ("match": "bytes"), else the newest that wrote the
-    same patches under another identity or date ("match": "content",
-    "plain_same": whether every other file is the same but for identity
-    and date, those first); "committed": whether it is the series
-    committed at the record's commit.  None: no regen in this cache wrote
-    these patches."""
+    exactly its files ("match": "bytes"), or the same patches under
+    another identity or date ("match": "content", "plain_same": whether
+    every other file is the same but for identity and date).  Of several,
+    a run of committed rules comes first, then these bytes, then the
+    newest.  "committed": whether it is the series committed at the
+    record's commit.  None: no regen in this cache wrote these patches."""
     if not Path(series_dir).is_dir():
         return None
     d = digest(series_dir)
     recs = _records(version, root)
-    rec = next(({**r, "path": str(f), "match": "bytes"} for f, r in recs
-                if f.stem == d and r.get("digest") == d), None)
-    if rec is not None:
+    found = [{**r, "path": str(f), "match": "bytes"} for f, r in recs
+             if f.stem == d and r.get("digest") == d]
+    files = P.numbered_patches(series_dir)
+    if files:
+        sid = R.series_id(files)
+        source = P.read_source(series_dir).get("source", "")
+        plain = plain_digest(series_dir)
+        found += [{**r, "path": str(f), "match": "content", "plain_same": r.get("plain") == plain}
+                  for f, r in recs if r.get("digest") != d and r.get("series") == sid
+                  and (not source or not r.get("source") or r.get("source") == source)]
+    if not found:
+        return None
+
+    def rank(rec):
+        # a run of committed rules first (the cache may be shared by checkouts
+        # with uncommitted changes), then these bytes, then the newest
+        same = rec["match"] == "bytes" or rec.get("plain_same")
+        return (bool(same and rec.get("commit") and not rec.get("dirty")),
+                rec["match"] == "bytes", bool(same), rec.get("recorded", ""))
+    rec = max(found, key=rank)
+    if rec["match"] == "bytes":
         rec["committed"] = bool(rec.get("commit")) and \
             committed_digest(rec["commit"], version, repo) == d
-        return rec
-    files = P.numbered_patches(series_dir)
-    if not files:
-        return None
-    sid = R.series_id(files)
-    source = P.read_source(series_dir).get("source", "")
-    same = [(f, r) for f, r in recs if r.get("series") == sid
-            and (not source or not r.get("source") or r.get("source") == source)]
-    if not same:
-        return None
-    plain = plain_digest(series_dir)
-    f, r = max(same, key=lambda x: (x[1].get("plain") == plain, x[1].get("recorded", ""),
-                                    x[0].name))
-    rec = {**r, "path": str(f), "match": "content", "plain_same": r.get("plain") == plain}
-    rec["committed"] = bool(rec.get("commit")) and \
-        committed_series(rec["commit"], version, repo) == sid
+    else:
+        rec["committed"] = bool(rec.get("commit")) and \
+            committed_series(rec["commit"], version, repo) == sid
     return rec
 
 
@@ -230,7 +235,9 @@ def line(rec: dict | None) -> tuple[bool, str]:
                        f"{' and more' if len(rec['dirty']) > 6 else ''}.")
     if rec.get("committed"):
         return True, (f"The rules at commit {commit} reproduce the committed series {how}: "
-                      f"{what}, the series committed at {commit}.")
+                      f"{what}" + (f", the series committed at {commit}." if how ==
+                                   "byte for byte" else
+                                   f"; these are the patches committed at {commit}."))
     return True, (f"The rules at commit {commit} reproduce this series {how}: {what}; "
                   f"it is not the series committed at {commit}.")
 

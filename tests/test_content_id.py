@@ -198,6 +198,24 @@ def test_a_regen_under_another_identity_reproduces_the_committed_series(pair, ch
     assert reproduce.find("5.10", b, cache, repo)["match"] == "bytes"
 
 
+def test_a_regen_of_committed_rules_comes_before_one_of_changed_rules(pair, checkout):
+    """The cache is shared by checkouts: a regen of these very bytes from
+    rules with uncommitted changes does not hide one by committed rules."""
+    a, b, cache = pair
+    repo, head = checkout
+    reproduce.record_regen("5.10", b, SOURCE, "1.1.1", 20.0, root=cache, repo=repo)
+    (repo / "cocci").mkdir()
+    (repo / "cocci" / "x.cocci").write_text("// uncommitted\n")
+    reproduce.record_regen("5.10", a, SOURCE, "1.1.1", 20.0, root=cache, repo=repo)
+    rec = reproduce.find("5.10", a, cache, repo)
+    assert rec["match"] == "content" and rec["output"] == str(b) and reproduce.line(rec)[0]
+    # without the other, the bytes' own record is said to be of changed rules
+    (cache / "runs" / "regen-5.10" / f"{reproduce.digest(b)}.json").unlink()
+    rec = reproduce.find("5.10", a, cache, repo)
+    assert rec["match"] == "bytes" and rec["dirty"] == ["cocci/"]
+    assert reproduce.line(rec)[1].startswith("Not a reproduction by a commit")
+
+
 def test_a_regen_one_line_apart_does_not_reproduce_it(pair, checkout):
     a, b, cache = pair
     repo, _ = checkout
