@@ -42,11 +42,12 @@ VMLINUX_DELTA_RE = re.compile(r"\((-?\+?\d+)\)\s*$")
 
 def _wrap(text: str, first: str = "  ", rest: str = "    ") -> list[str]:
     return textwrap.wrap(text, WIDTH, initial_indent=first, subsequent_indent=rest,
-                         break_on_hyphens=False)
+                         break_on_hyphens=False, break_long_words=False)
 
 
 def _para(text: str) -> list[str]:
-    return textwrap.wrap(text, WIDTH, break_on_hyphens=False)
+    """A paragraph; a word longer than a line (a path) stays whole."""
+    return textwrap.wrap(text, WIDTH, break_on_hyphens=False, break_long_words=False)
 
 
 def _this(results: dict, name: str):
