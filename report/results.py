@@ -12,8 +12,7 @@ So the pipeline also records each result under
               (each the part of verify's JSON report of that name:
               verify.gates.Gates.records()), boot-<config>
         {"series": <series id>, "patches": N, "source": <source id>,
-         "recorded": <UTC time>, "data": <the result's JSON>}
-
+         "recorded": <UTC time>, "data": <the result's JSON>,
          "patch_ids": [<git patch-id of each patch>],
          "from": {"path": <the series directory>, "identity": <its From:>,
                   "date": <its Date:>}}
@@ -53,9 +52,6 @@ IDENTITY_TRAILERS = re.compile(rb"^(Signed-off-by|Co-developed-by):[^\n]*$", re.
 SUBJECT_PREFIX = re.compile(rb"^(?:\s*\[[^\]]*\])+\s*")
 
 
-MBOX_FROM = re.compile(rb"^From [0-9a-f]{40} .*\n")
-
-
 def patch_id(data: bytes) -> str:
     """git's stable patch-id of one patch, whitespace kept (`git patch-id
     --verbatim`): its diff without line numbers and blob ids; "" for a
@@ -63,23 +59,37 @@ def patch_id(data: bytes) -> str:
     return patch_id_list([data])[0]
 
 
+def _diff(data: bytes) -> bytes:
+    """The diff of a patch file (from its first "diff --git" line), without
+    the message: git patch-id takes a line "commit <id>" or "From <id>"
+    anywhere for the start of another patch."""
+    at = data.find(b"\ndiff --git ")
+    if at < 0:
+        return b""
+    d = data[at + 1:]
+    return d if d.endswith(b"\n") else d + b"\n"
+
+
 def patch_id_list(datas) -> list[str]:
-    """patch_id() of each patch, in one `git patch-id` run (each patch
-    given its number as its commit id)."""
+    """patch_id() of each patch, in one `git patch-id` run (each patch's
+    diff given its number as its commit id)."""
     datas = list(datas)
-    feed = b"".join(f"From {i:040x} Mon Sep 17 00:00:00 2001\n".encode()
-                    + MBOX_FROM.sub(b"", d, count=1) + (b"" if d.endswith(b"\n") else b"\n")
-                    for i, d in enumerate(datas))
+    feed = b"".join(f"commit {i:040x}\n".encode() + _diff(d) for i, d in enumerate(datas))
     try:
         cp = subprocess.run(["git", "patch-id", "--verbatim"], input=feed,
                             capture_output=True, check=True)
     except (OSError, subprocess.CalledProcessError) as e:
         raise SlabconvError(f"git patch-id failed: {e}", exit_code=3)
-    out = [""] * len(datas)
+    parts: list[list[str]] = [[] for _ in datas]
     for ln in cp.stdout.decode().splitlines():
         pid, commit = ln.split()
-        out[int(commit, 16)] = pid
-    return out
+        i = int(commit, 16)
+        if i >= len(parts):
+            raise SlabconvError(f"git patch-id: unexpected output {ln!r}", exit_code=3)
+        parts[i].append(pid)
+    # a diff whose hunk counts do not add up is given in parts: the id of them all
+    return [x[0] if len(x) == 1 else hashlib.sha1(" ".join(x).encode()).hexdigest()
+            if x else "" for x in parts]
 
 
 def message(data: bytes) -> bytes:

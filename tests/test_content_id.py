@@ -103,6 +103,17 @@ def test_one_line_of_a_message_changes_the_id(pair):
     assert R.patch_ids(P.numbered_patches(a)) == R.patch_ids(P.numbered_patches(b))
 
 
+def test_a_message_that_names_a_commit_is_read_as_one_patch(pair):
+    """git patch-id starts a patch at any "commit <id>" line: the message
+    is not given to it."""
+    a, b, _ = pair
+    p = P.numbered_patches(b)[3]
+    head, sep, rest = p.read_text().partition("\n\n")
+    p.write_text(head + sep + f"commit {'a' * 40}\nFrom {'b' * 40} x\n\n" + rest)
+    assert R.patch_ids(P.numbered_patches(a)) == R.patch_ids(P.numbered_patches(b))
+    assert R.series_id(P.numbered_patches(a)) != R.series_id(P.numbered_patches(b))
+
+
 def test_the_order_of_the_patches_is_part_of_the_id(pair):
     a, _, _ = pair
     ps = P.numbered_patches(a)
