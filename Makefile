@@ -16,6 +16,8 @@
 #   STRICT=1          `make residue` fails when a use of struct page is not allowed
 #   OUTPUT=<dir>      where `make review` writes review.html and review.txt
 #                     (default $SLABCONV_CACHE/review/KERNEL/)
+#   SERIES=<dir>      `make review`, `make mail`, `make attribute`: this series directory
+#                     (default generated-patches/KERNEL/)
 #   OLD=<rev|dir>     `make range-diff`: the old series (default: the one committed at HEAD)
 #   NEW=<dir>         `make range-diff`: the new series (default: the working copy's)
 #   OLD_KERNEL=<v>    `make range-diff`: the old series is this kernel's (e.g. 6.1)
@@ -38,6 +40,7 @@ CONFIG ?=
 BISECT ?=
 RUNTIME ?=
 OUTPUT ?=
+SERIES ?=
 PY := /usr/bin/python3
 SLABCONV := $(PY) $(CURDIR)/slabconv
 SRC_ARGS := --kernel $(KERNEL) $(if $(TREE),--tree $(TREE))
@@ -95,16 +98,16 @@ bench: deps-boot ## time regeneration (whole and per entry), build, and boot + t
 	$(SLABCONV) bench $(SRC_ARGS)
 
 review: deps-core ## the review report (HTML + text): each rule beside its hunks, skipped entries, last results
-	$(SLABCONV) review $(SRC_ARGS) $(if $(OUTPUT),--output $(OUTPUT))
+	$(SLABCONV) review $(SRC_ARGS) $(if $(OUTPUT),--output $(OUTPUT)) $(if $(SERIES),--series $(SERIES))
 
 attribute: deps-core ## attribute every hunk to the rule run that made it (each step run alone; the review shows it)
-	$(SLABCONV) attribute $(SRC_ARGS)
+	$(SLABCONV) attribute $(SRC_ARGS) $(if $(SERIES),--series $(SERIES))
 
 range-diff: deps-core ## git range-diff of the series: HEAD's committed one vs the working copy's (OLD=rev|dir NEW=dir OLD_KERNEL=6.1 OUT=file)
 	$(SLABCONV) range-diff $(SRC_ARGS) $(if $(OLD),--old $(OLD)) $(if $(NEW),--new $(NEW)) $(if $(OLD_KERNEL),--old-kernel $(OLD_KERNEL)) $(if $(OUT),--output $(OUT))
 
 mail: deps-core ## a mail-ready copy of the series: threaded, Testing section, changelog (PREVIOUS=rev), Cc (CC=1), UNTESTED=1
-	$(SLABCONV) mail $(SRC_ARGS) $(if $(OUTPUT),--output $(OUTPUT)) $(if $(UNTESTED),--untested) $(if $(PREVIOUS),--previous $(PREVIOUS)) $(if $(CC),--cc-maintainers)
+	$(SLABCONV) mail $(SRC_ARGS) $(if $(OUTPUT),--output $(OUTPUT)) $(if $(SERIES),--series $(SERIES)) $(if $(UNTESTED),--untested) $(if $(PREVIOUS),--previous $(PREVIOUS)) $(if $(CC),--cc-maintainers)
 
 test: deps-test ## the test suite: rule tests, unit tests, end-to-end on 5.10
 	$(PY) -m pytest -ra --durations=30 tests

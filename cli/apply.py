@@ -29,6 +29,7 @@ class Applied:
     baseline_id: str      # commit of the baseline
     patches: list[Path]
     touched: list[str]    # files the series changes
+    series_dir: Path | None = None   # where the patches were read (patches: a copy)
 
 
 def do_regen(args, src=None):
@@ -115,7 +116,7 @@ def apply_series(src: Source, patches_dir: Path, written: dict | None = None) ->
                             f"{src.source_id}:\n{e}")
     base = wt.git("rev-parse", BASE_TAG).strip()
     touched = wt.git("diff", "--name-only", "--no-renames", f"{BASE_TAG}..HEAD").split()
-    return Applied(src, wt.path, base, patches, touched)
+    return Applied(src, wt.path, base, patches, touched, Path(patches_dir))
 
 
 def source(args, boot_configs=()) -> Source:

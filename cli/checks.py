@@ -149,7 +149,7 @@ def record_verify(ap: Applied, g: Gates) -> None:
     `slabconv review` and `slabconv mail`, tied to the series applied
     (report/results.py); boots.boot_matrix() records its runs with the
     same stamp."""
-    g.stamp = recorded.series_stamp(ap.patches, ap.src.source_id)
+    g.stamp = recorded.series_stamp(ap.patches, ap.src.source_id, ap.series_dir)
     for name, data in g.records().items():
         recorded.record(ap.src.version, name, g.stamp, data)
 
@@ -367,7 +367,8 @@ def cmd_residue(args) -> int:
     ap = applied_series(args)
     rr = residue.check(ap.tree, args.files, all_files=args.all, allowlist=args.allowlist)
     recorded.record(ap.src.version, "residue",
-                    recorded.series_stamp(ap.patches, ap.src.source_id), rr.to_dict())
+                    recorded.series_stamp(ap.patches, ap.src.source_id, ap.series_dir),
+                    rr.to_dict())
     return residue.report(rr, args)
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from base import atomic, paths
 from base.cliutil import add_command
 from base.log import info, SlabconvError, Stages
-from report import reproduce
+from report import patches as P, reproduce, results as R
 from verify import checkpatch, configtable, layout, residue
 from .apply import (applicable_configs, applied_series, apply_series, asked_configs, bisect_configs,
                     bisect_why, check_options, do_regen, source)
@@ -65,6 +65,24 @@ def main_job_lines(g, boots: dict) -> list[str]:
              "its object code and its kernel) and make boot (every guest)"])
 
 
+def next_lines(version: str, produced: Path, committed: Path) -> list[str]:
+    """The main job's last lines: the review page and the mail copy of the
+    series it proved.  When the committed series has the same patches (the
+    same series id, report/results.py), `make review` and `make mail` with
+    no options show this run's results; else they are told where it is."""
+    same = committed.is_dir() and R.series_id(P.numbered_patches(produced)) \
+        == R.series_id(P.numbered_patches(committed))
+    if same:
+        where = committed.relative_to(paths.REPO) if committed.is_relative_to(paths.REPO) \
+            else committed
+        return [f"next: make review (the review page: {where} with these results) and "
+                f"make mail (its mail-ready copy, the results in its Testing section)"]
+    args = ("" if version == paths.DEFAULT_KERNEL else f" KERNEL={version}") + \
+        f" SERIES={produced}"
+    return [f"next: make review{args} (the review page of this run's series, with its "
+            f"results) and make mail{args} (its mail-ready copy)"]
+
+
 MAIN_STEPS = ("regenerate the series", "apply it", "verify: checkpatch, messages, nullcheck, "
               "layout, builds and sparse, field users, residue", "boot with the in-guest tests")
 
@@ -108,7 +126,8 @@ def cmd_all(args) -> int:
     stages.start(MAIN_STEPS[3])
     boots = boot_all(g)
     ok = g.ok and all(b is not None and b.passed for b in boots.values())
-    for line in main_job_lines(g, boots):
+    for line in main_job_lines(g, boots) + next_lines(src.version, Path(regen.output),
+                                                       committed):
         info("all", line)
     report = {
         "kernel": src.version, "source": src.source_id, "ok": ok,

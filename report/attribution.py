@@ -212,7 +212,7 @@ def replay_entry(series, entry, patch: P.Patch, repo: Path, commit: str, work: P
                 batch = batch[:ready]
             added: list = []        # as regen: a locals-first directive's conversions first
             got = S.take_locals_first(series, batch, queue, asked, tree.path,
-                                      f"attribution {entry.id}", added)
+                                      f"attribution {entry.id}", added, [])
             for st in added:        # numbered as the step that asked for them
                 stepno[id(st)] = stepno[id(batch[0])]
             if got is None:

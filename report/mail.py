@@ -9,9 +9,10 @@ section below.
 The series in generated-patches/ is what the rules make, byte for byte on
 every machine, so it cannot carry the results of one machine's checks.  The
 copy this module writes can: its cover letter gains a Testing section built
-from the results the cache recorded for exactly these patch files
-(report/results.py: matched by the digest of the patches, never by name or
-time).  A check that has no result for this series is said to be not run;
+from the results the cache recorded for these patches (report/results.py:
+matched by the series id, what the patches are by git patch-id and their
+messages, never by name, identity or time), naming the series directory
+they were recorded for.  A check that has no result for this series is said to be not run;
 with no verify result at all there is nothing to state, and the copy is
 refused unless --untested asks for a letter that says so.
 """
@@ -41,11 +42,12 @@ VMLINUX_DELTA_RE = re.compile(r"\((-?\+?\d+)\)\s*$")
 
 def _wrap(text: str, first: str = "  ", rest: str = "    ") -> list[str]:
     return textwrap.wrap(text, WIDTH, initial_indent=first, subsequent_indent=rest,
-                         break_on_hyphens=False)
+                         break_on_hyphens=False, break_long_words=False)
 
 
 def _para(text: str) -> list[str]:
-    return textwrap.wrap(text, WIDTH, break_on_hyphens=False)
+    """A paragraph; a word longer than a line (a path) stays whole."""
+    return textwrap.wrap(text, WIDTH, break_on_hyphens=False, break_long_words=False)
 
 
 def _this(results: dict, name: str):
@@ -173,13 +175,17 @@ def section(results: dict, series_id: str, source: str) -> str:
     head = ["Testing", "-------"]
     if not lines:
         return "\n".join(head + _para(
-            "None recorded: the cache has no result for these patch files. "
+            "None recorded: the cache has no result for these patches. "
             "Run `make verify` and `make boot` before sending.")) + "\n"
     days = sorted({w[:10] for w in when})
+    origins = list(dict.fromkeys(f.origin_line for f in results.values()
+                                 if f.status == R.THIS and f.origin_line))
     head += _para(
-        f"Results recorded by slabconv for exactly these patch files (series {series_id}"
+        f"Results recorded by slabconv for these patches (series {series_id}: the same "
+        f"code by git patch-id and the same messages"
         + (f", {source}" if source else "") + ")"
         + (f", {days[0]}" if len(days) == 1 else f", {days[0]} to {days[-1]}" if days else "")
+        + (", on the series in " + "; ".join(origins) if origins else "")
         + ":")
     tail = []
     if not_run:
@@ -376,8 +382,8 @@ def add_command(sub) -> None:
                      "recorded test results",
         "Write a mail-ready copy of the series: threading headers, Cc lines, the\n"
         "changes since a previous version, and a Testing section from the results the\n"
-        "cache recorded for exactly these patch files (refused when there are none,\n"
-        "unless --untested).",
+        "cache recorded for these patches (the same code and messages, whatever their\n"
+        "identity and date; refused when there are none, unless --untested).",
         "slabconv mail --kernel 5.10 --previous v1 --cc-maintainers")
     p.add_argument("--kernel", "-k", default=None,
                    help=f"kernel version of the series (default {paths.DEFAULT_KERNEL})")

@@ -12,35 +12,133 @@ So the pipeline also records each result under
               (each the part of verify's JSON report of that name:
               verify.gates.Gates.records()), boot-<config>
         {"series": <series id>, "patches": N, "source": <source id>,
-         "recorded": <UTC time>, "data": <the result's JSON>}
+         "recorded": <UTC time>, "data": <the result's JSON>,
+         "patch_ids": [<git patch-id of each patch>],
+         "from": {"path": <the series directory>, "identity": <its From:>,
+                  "date": <its Date:>}}
 
-where the series id is a digest of the patch files `git am` applied.  Each
-series has its own directory: a run on a planted or older series never
-overwrites the results of another.  The review and the mail show a result
-only when its series id is the reviewed series' (`find()`); a result
-recorded for another series is named as such, never shown as this series'.
+where the series id is a digest of what the patches are, not of their
+bytes: per patch, in order, its `git patch-id --verbatim` (git's stable
+patch-id, whitespace kept: the diff, without line numbers and blob ids)
+and its message without identity and date (the subject without its
+"[PATCH ...]" prefix, the body with each Signed-off-by: line's name left
+out).  The same patches written by another identity, on another date, with
+another subject prefix or as the mail copy have the same id; a one-line
+change of the code or the message makes another.  Each series has its own
+directory: a run on a planted or older series never overwrites the results
+of another.  The review and the mail show a result only when its series id
+is the reviewed series' (`find()`), and say which series directory it was
+recorded for (`Found.origin`); a result recorded for another series is
+named as such, never shown as this series'.
 """
 from __future__ import annotations
 
 import hashlib
 import json
 import re
+import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from base import atomic, paths
+from base.log import SlabconvError
 
 
 RECORD_DIR = "results-{version}"
 
 
-def series_id(patches) -> str:
-    """A digest of the numbered patch files (names and bytes), in order."""
+IDENTITY_TRAILERS = re.compile(rb"^(Signed-off-by|Co-developed-by):[^\n]*$", re.M)
+SUBJECT_PREFIX = re.compile(rb"^(?:\s*\[[^\]]*\])+\s*")
+
+
+def patch_id(data: bytes) -> str:
+    """git's stable patch-id of one patch, whitespace kept (`git patch-id
+    --verbatim`): its diff without line numbers and blob ids; "" for a
+    patch without a diff."""
+    return patch_id_list([data])[0]
+
+
+def _diff(data: bytes) -> bytes:
+    """The diff of a patch file (from its first "diff --git" line), without
+    the message: git patch-id takes a line "commit <id>" or "From <id>"
+    anywhere for the start of another patch."""
+    at = data.find(b"\ndiff --git ")
+    if at < 0:
+        return b""
+    d = data[at + 1:]
+    return d if d.endswith(b"\n") else d + b"\n"
+
+
+def patch_id_list(datas) -> list[str]:
+    """patch_id() of each patch, in one `git patch-id` run (each patch's
+    diff given its number as its commit id)."""
+    datas = list(datas)
+    feed = b"".join(f"commit {i:040x}\n".encode() + _diff(d) for i, d in enumerate(datas))
+    try:
+        cp = subprocess.run(["git", "patch-id", "--verbatim"], input=feed,
+                            capture_output=True, check=True)
+    except (OSError, subprocess.CalledProcessError) as e:
+        raise SlabconvError(f"git patch-id failed: {e}", exit_code=3)
+    parts: list[list[str]] = [[] for _ in datas]
+    for ln in cp.stdout.decode().splitlines():
+        pid, commit = ln.split()
+        i = int(commit, 16)
+        if i >= len(parts):
+            raise SlabconvError(f"git patch-id: unexpected output {ln!r}", exit_code=3)
+        parts[i].append(pid)
+    # a diff whose hunk counts do not add up is given in parts: the id of them all
+    return [x[0] if len(x) == 1 else hashlib.sha1(" ".join(x).encode()).hexdigest()
+            if x else "" for x in parts]
+
+
+def message(data: bytes) -> bytes:
+    """A patch's commit message without who made it and when: the subject
+    (unfolded, without its "[PATCH ...]" prefix) and the body up to the
+    "---" line, each Signed-off-by: and Co-developed-by: line without its
+    name; the From:, Date: and other mail headers are left out."""
+    head, _, body = data.partition(b"\n\n")
+    m = re.search(rb"^Subject: (.*(?:\n[ \t].*)*)", head, re.M)
+    subject = b" ".join(m.group(1).split()) if m else b""
+    subject = SUBJECT_PREFIX.sub(b"", subject)
+    body = re.split(rb"^---$", body, maxsplit=1, flags=re.M)[0]
+    body = IDENTITY_TRAILERS.sub(lambda t: t.group(1) + b":", body)
+    return subject + b"\n\n" + body.strip() + b"\n"
+
+
+def content_id(datas, ids: list[str] | None = None) -> str:
+    """The series id of patches given as their bytes, in order (series_id());
+    `ids`: their patch_id()s, if known."""
+    datas = list(datas)
+    ids = ids if ids is not None else patch_id_list(datas)
     h = hashlib.sha256()
-    for p in sorted(Path(x) for x in patches):
-        h.update(p.name.encode() + b"\0" + p.read_bytes() + b"\0")
+    for d, i in zip(datas, ids, strict=True):
+        h.update(f"{i}:{hashlib.sha256(message(d)).hexdigest()}\n".encode())
     return h.hexdigest()[:16]
+
+
+def series_id(patches) -> str:
+    """The id of the numbered patch files, in order: what they are (the
+    code by git's patch-id, the message without identity and date), not
+    their bytes."""
+    return content_id(p.read_bytes() for p in sorted(Path(x) for x in patches))
+
+
+def patch_ids(patches) -> list[str]:
+    return patch_id_list(p.read_bytes() for p in sorted(Path(x) for x in patches))
+
+
+def identity_and_date(patches) -> tuple[str, str]:
+    """The From: and Date: of the first patch ("" each when absent)."""
+    files = sorted(Path(x) for x in patches)
+    if not files:
+        return "", ""
+    head = files[0].read_text(errors="replace").partition("\n\n")[0]
+    out = []
+    for name in ("From", "Date"):
+        m = re.search(rf"^{name}: (.*(?:\n[ \t].*)*)", head, re.M)
+        out.append(" ".join(m.group(1).split()) if m else "")
+    return out[0], out[1]
 
 
 def record_dir(version: str, root: Path | None = None) -> Path:
@@ -78,8 +176,18 @@ def record_boot(version: str, stamp: dict, config: str, res, run_dir: Path) -> P
     return record(version, f"boot-{config}", stamp, data)
 
 
-def series_stamp(patches, source_id: str) -> dict:
-    return {"series": series_id(patches), "patches": len(list(patches)), "source": source_id}
+def series_stamp(patches, source_id: str, series_dir: Path | str | None = None) -> dict:
+    """What a result is recorded for: the series id of `patches`, and the
+    series directory they were read from (default: theirs), its identity
+    and date."""
+    patches = sorted(Path(x) for x in patches)
+    datas = [p.read_bytes() for p in patches]
+    ids = patch_id_list(datas)
+    who, when = identity_and_date(patches)
+    where = series_dir if series_dir is not None else (patches[0].parent if patches else "")
+    return {"series": content_id(datas, ids), "patches": len(patches), "source": source_id,
+            "patch_ids": ids,
+            "from": {"path": str(where), "identity": who, "date": when}}
 
 
 # ---------------------------------------------------------------------------
@@ -100,6 +208,20 @@ class Found:
     path: str = ""               # where it was read
     note: str = ""               # NOT_RUN: what the cache has instead, if anything
     extra: dict = field(default_factory=dict)
+    origin: dict = field(default_factory=dict)   # THIS: the series directory it was
+                                                 # recorded for: path, identity, date
+
+    @property
+    def origin_line(self) -> str:
+        """Which series the result was recorded for, in words ("" unknown)."""
+        return origin_words(self.origin)
+
+
+def origin_words(o: dict | None) -> str:
+    if not o or not o.get("path"):
+        return ""
+    who = ", ".join(x for x in (o.get("identity"), o.get("date")) if x)
+    return f"{o['path']}" + (f" ({who})" if who else "")
 
 
 def _load(p: Path) -> dict | None:
@@ -146,8 +268,11 @@ def records(series: Series, root: Path | None = None) -> dict[str, Found]:
         if name in out and (out[name].status == THIS or not ok):
             continue
         if ok:
-            out[name] = Found(name, THIS, rec["data"], "recorded for this series (same patch "
-                              "files, by digest)", rec.get("recorded", ""), str(p))
+            o = rec.get("from") if isinstance(rec.get("from"), dict) else {}
+            out[name] = Found(name, THIS, rec["data"], "recorded for these patches (the same "
+                              "code by git patch-id, the same messages)"
+                              + (f", as the series {origin_words(o)}" if o else ""),
+                              rec.get("recorded", ""), str(p), origin=o)
         else:
             why = (f"recorded {rec.get('recorded', '?')} for another series "
                    f"({rec.get('patches', '?')} patches, id {rec.get('series', '?')}"

@@ -1,5 +1,5 @@
 """slabconv mail: the cover letter's Testing section states the results
-recorded for exactly these patch files, and nothing else."""
+recorded for these patches (the same code and messages), and nothing else."""
 import shutil
 
 import pytest
@@ -65,7 +65,8 @@ def test_the_testing_section_states_the_recorded_results(series, tmp_path):
     text = (out / "0000-cover-letter.patch").read_text()
     flat = " ".join(text.split())
     assert text.index("\nTesting\n-------\n") < text.index(f"\nslabconv ({N}):\n")
-    assert f"(series {stamp['series']}, {stamp['source']})" in flat
+    assert (f"(series {stamp['series']}: the same code by git patch-id and the same "
+            f"messages, {stamp['source']})") in flat
     assert ("slub: ok; 0 new compiler warnings; sparse 10 -> 10 warnings, 0 new; vmlinux "
             "-480 bytes, code changed in mm/slub.o -467, mm/usercopy.o -16") in flat
     assert "slob: ok; 0 new compiler warnings; sparse not run; no change in generated code" in flat
@@ -95,7 +96,7 @@ def test_results_of_another_series_are_not_stated(series, tmp_path):
         mail.write(d, tmp_path / "out", "5.10")
     mail.write(d, tmp_path / "out", "5.10", untested=True)
     text = (tmp_path / "out" / "0000-cover-letter.patch").read_text()
-    assert "None recorded: the cache has no result for these patch files." in text
+    assert "None recorded: the cache has no result for these patches." in text
     assert f"{N} of {N} patches" not in text and "sparse 10" not in text
 
 

@@ -410,8 +410,8 @@ def test_recorded_results_of_this_series_only(world, tmp_path, monkeypatch):
                   "residue": R.THIS, "compiled-lines": R.THIS}
     assert "another series" in rv.results["verify-slab"].note
     rows = {label: s for label, _, s in review.model.result_rows(rv)}
-    assert rows["verify slub"] == "pass" and rows["verify slab"] == "not run"
-    assert rows["boot slub"] == "FAIL" and rows["residue"] == "FAIL"
+    assert rows["verify slub"] == "passed" and rows["verify slab"] == "not run"
+    assert rows["boot slub"] == "FAILED" and rows["residue"] == "FAILED"
     assert rows["verify slob"] == "not run" and rows["per-patch builds"] == "not run"
     text = review.render_text(rv)
     assert "slub: ok; baseline ok 3.0s (reused); patched ok 4.0s, 7 objects" in text
@@ -754,7 +754,9 @@ def test_byte_for_byte_only_from_a_regen_record_of_these_bytes(world, tmp_path):
     c = series / "0000-cover-letter.patch"
     c.write_text(c.read_text().replace("The blurb.", "The blurb!"))
     rv = _build(world, cache)
-    assert rv.reproduced is None and not reproduce.line(rv.reproduced)[0]
+    ok, line = reproduce.line(rv.reproduced)
+    assert rv.reproduced["match"] == "content" and not ok
+    assert line.startswith("Not a reproduction: ") and "more than identity and date" in line
     # a regen from uncommitted rules is no reproduction by a commit
     (cocci / "rules" / "alpha.cocci").write_text("// changed\n")
     reproduce.record_regen("5.10", series, "linux-source-5.10_5.10.1-1", "1.1.1", 4.2,

@@ -62,8 +62,8 @@ def _e(s) -> str:
 
 
 def _status_html(status: str) -> str:
-    cls = {"pass": "ok", "ok": "ok", "yes": "ok", "exact": "ok", "recorded": "ok",
-           "FAIL": "fail", "FAILED": "fail"}.get(status, "nr")
+    cls = {"pass": "ok", "passed": "ok", "ok": "ok", "yes": "ok", "exact": "ok",
+           "recorded": "ok", "FAIL": "fail", "FAILED": "fail"}.get(status.split(" (")[0], "nr")
     return f'<span class="{cls}">{_e(status)}</span>'
 
 
@@ -140,7 +140,7 @@ def summary(rv: Review, c: model.Summary, w) -> None:
     w(f'<tr><th>rules and templates</th><td class="n">{c.sources}</td>'
       f'<td>{c.used} used by the series, {c.sources - c.used} not '
       f'(report rules and the like)</td></tr>')
-    w(f'<tr><th>reproduced</th><td>{_status_html("yes" if c.reproduced else "not recorded")}</td>'
+    w(f'<tr><th>reproduced</th><td>{_status_html(c.reproduced_status)}</td>'
       f'<td>{_e(c.reproduced_line)}</td></tr>')
     at = c.attributed is not None
     w(f'<tr><th>attribution</th><td>{_status_html("exact" if at else "by manifest")}</td><td>'
@@ -154,6 +154,8 @@ def summary(rv: Review, c: model.Summary, w) -> None:
     for label, sid, st in c.results:
         w(f'<tr><th>{_e(label)}</th><td>{_status_html(st)}</td>'
           f'<td><a href="#{sid}">details</a></td></tr>')
+    for o in c.results_from:
+        w(f'<tr><th>results of</th><td></td><td class="results-from">{_e(o)}</td></tr>')
     w('</table>')
     if c.blurb:
         w(f'<details><summary>Cover letter text</summary><pre class="doc">'

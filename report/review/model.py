@@ -305,7 +305,18 @@ def status_of(f: R.Found | None, ok_key: str = "ok") -> str:
     if f is None or f.status != R.THIS:
         return "not run"
     v = (f.data or {}).get(ok_key)
-    return "pass" if v else "FAIL"
+    return "passed" if v else "FAILED"
+
+
+def results_from(rv: "Review") -> list[str]:
+    """The series directories (path, identity, date) the results shown were
+    recorded for, each once, with the days they were recorded."""
+    days: dict[str, set] = {}
+    for f in rv.results.values():
+        if f.status == R.THIS:
+            days.setdefault(f.origin_line or "a series of the same patches (directory not "
+                            "recorded)", set()).add(f.recorded[:10])
+    return [f"{o}, recorded {', '.join(sorted(d))}" for o, d in days.items()]
 
 
 def manifest_note() -> str:
@@ -346,11 +357,11 @@ def attribution_note(rv: "Review | None" = None) -> str:
 
 def provenance_note() -> str:
     return ("Results are read from the cache, never made by this command.  A result is "
-            "shown only when it is tied to this series: recorded by verify/boot/residue "
-            "with the digest of the patch files they applied, or, for results made before "
-            "such records, matched as each result says (the files a build changed, the "
-            "subjects of the per-patch check, the build whose image was booted).  "
-            "Anything else is \"not run\".")
+            "shown only when it is of these patches: recorded by verify/boot/residue "
+            "for a series of the same patches, the same code (git patch-id, whitespace "
+            "kept) and the same messages, whoever signed them off and whatever their "
+            "date; each names the series directory it was recorded for, with its "
+            "identity and date.  Anything else is \"not run\".")
 
 
 
@@ -422,10 +433,12 @@ class Summary:
     used: int                        # sources that made a patch of the series
     reproduced: bool
     reproduced_line: str
+    reproduced_status: str           # reproduce.status(): "yes (this machine, <time>)"
     attributed: int | None           # None: no recorded attribution
     runs: int                        # the attribution's runs
     rangediff: str | None            # rangediff_summary(), None: not recorded
     results: list                    # result_rows()
+    results_from: list               # results_from()
     blurb: str
     notes: list
     mismatches: int
@@ -438,9 +451,10 @@ def summary(rv: Review) -> Summary:
         len(rv.patches), sum(len(p.hunks) for p in rv.patches),
         sum(p.added for p in rv.patches), sum(p.removed for p in rv.patches), len(rv.files),
         len(rv.skipped), len(rv.sources), sum(1 for s in rv.sources if s.patches), ok, line,
+        reproduce.status(rv.reproduced),
         rv.attributed if at else None, len(at.pieces) if at else 0,
         rangediff_summary(rv.rangediff) if rv.rangediff else None, result_rows(rv),
-        rv.cover.blurb, rv.notes, len(rv.mismatches))
+        results_from(rv), rv.cover.blurb, rv.notes, len(rv.mismatches))
 
 
 @dataclass

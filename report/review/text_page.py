@@ -36,13 +36,15 @@ def summary(rv: Review, c: model.Summary, w) -> None:
       f"-{c.removed} lines in {c.files} files)")
     w(f"skipped entries:    {c.skipped}")
     w(f"rules and templates: {c.sources} ({c.used} used by the series)")
-    w(f"reproduced:         {'yes' if c.reproduced else 'not recorded'}")
+    w(f"reproduced:         {c.reproduced_status}")
     w("attribution:        " + (f"exact, {c.attributed} of {c.patches} patches hunk by "
                                  f"hunk ({c.runs} runs)" if c.attributed is not None
                                  else "by manifest (not recorded: make attribute)"))
     w("range-diff:         " + (c.rangediff if c.rangediff else "not run (make range-diff)"))
     for label, _, st in c.results:
         w(f"{label + ':':19} {st}")
+    for o in c.results_from:
+        w(f"results of:         {o}")
     for n in c.notes:
         w(f"NOTE: {n}")
     if c.mismatches:
