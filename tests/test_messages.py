@@ -292,3 +292,26 @@ def test_the_command_exits_1_on_a_finding(tmp_path):
     cp = subprocess.run([sys.executable, "-m", "verify.messages", str(p)], cwd=REPO,
                         capture_output=True, text=True)
     assert cp.returncode == 0, cp.stdout
+
+
+def test_a_git_that_fails_is_an_error_not_an_absence(series, tmp_path):
+    """A search that fails must not read as "this kernel has no foo()"."""
+    tree, diff = series
+    tree.repo.path = tmp_path / "gone"
+    with pytest.raises(M.SlabconvError, match="git grep failed"):
+        M.check_patch("0001-x.patch", _patch("Convert frob(); 5.10 has no __fill_map().", diff),
+                      1, tree)
+
+
+def test_the_command_checks_claims_with_repo(series, tmp_path):
+    tree, diff = series
+    p = tmp_path / "0001-x.patch"
+    run = lambda *a: subprocess.run([sys.executable, "-m", "verify.messages", *a, str(p)],
+                                    cwd=REPO, capture_output=True, text=True)
+    p.write_text(_patch("Convert frob().  5.10 has no helper().", diff))
+    cp = run("--repo", str(tree.repo.path))
+    assert cp.returncode == 1 and "the tree at this patch has it: mm/slub.c:1" in cp.stdout
+    p.write_text(_patch("Convert frob().  5.10 has no __fill_map().", diff))
+    assert run("--repo", str(tree.repo.path)).returncode == 0
+    cp = run()                                    # no tree: the claim is not checked
+    assert cp.returncode == 1 and "not checked without the applied series" in cp.stdout

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import argparse
 import re
+import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -155,6 +156,24 @@ class SeriesTree:
         self._changed_holders: dict = {}    # patch k -> name -> changed files that hold it
         self._texts: dict = {}
 
+    def _grep(self, names, *where) -> list:
+        """[(path, word)] of each occurrence of a word of `names` (git grep
+        -w -F; `where`: a commit and paths, or the work tree's paths).  A git
+        that fails is an error, never "not found"."""
+        args = ["git", "-C", str(self.repo.path), "grep", "-o", "-w", "-F", "--null", "-I"]
+        for n in names:
+            args += ["-e", n]
+        cp = subprocess.run(args + list(where), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            stdin=subprocess.DEVNULL)
+        if cp.returncode not in (0, 1):        # 1: no match
+            raise SlabconvError(f"git grep failed in {self.repo.path}: "
+                                f"{cp.stderr.decode(errors='replace').strip()}", exit_code=2)
+        out = []
+        for line in cp.stdout.decode(errors="replace").splitlines():
+            path, _, word = line.partition("\0")
+            out.append((path, word))
+        return out
+
     def find(self, names) -> None:
         """Search the work tree once for the files that hold each of `names`."""
         names = sorted(set(names) - set(self._holders))
@@ -162,12 +181,7 @@ class SeriesTree:
             return
         for n in names:
             self._holders[n] = set()
-        args = ["grep", "-o", "-w", "-F", "--null", "-I"]
-        for n in names:
-            args += ["-e", n]
-        out = self.repo.git(*args, "--", "*.c", "*.h", check=False)
-        for line in out.splitlines():
-            path, _, word = line.partition("\0")
+        for path, word in self._grep(names, "--", "*.c", "*.h"):
             if word in self._holders and path not in self.changed:
                 self._holders[word].add(path)
 
@@ -179,12 +193,7 @@ class SeriesTree:
             found = {n: set() for n in names}
             paths = sorted(p for p in self.changed if p.endswith((".c", ".h")))
             if names and paths:
-                args = ["grep", "-o", "-w", "-F", "--null", "-I"]
-                for n in names:
-                    args += ["-e", n]
-                out = self.repo.git(*args, self.commits[k - 1], "--", *paths, check=False)
-                for line in out.splitlines():
-                    rev_path, _, word = line.partition("\0")
+                for rev_path, word in self._grep(names, self.commits[k - 1], "--", *paths):
                     if word in found:
                         found[word].add(rev_path.split(":", 1)[1])
             self._changed_holders[k] = found
