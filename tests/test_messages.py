@@ -315,3 +315,22 @@ def test_the_command_checks_claims_with_repo(series, tmp_path):
     assert run("--repo", str(tree.repo.path)).returncode == 0
     cp = run()                                    # no tree: the claim is not checked
     assert cp.returncode == 1 and "not checked without the applied series" in cp.stdout
+
+
+@pytest.mark.parametrize("sentence,claims", [
+    ("kmem_getpages() returns the slab; its caller passes it on.",
+     [("kmem_getpages", ("return",), "struct slab", False)]),
+    ("a() and b(), which still takes a page, change.", [("b", ("take",), "struct page", False)]),
+    ("a(), b() and c() take a struct slab.",
+     [(n, ("take",), "struct slab", False) for n in "abc"]),
+    ("a() no longer takes a page.", [("a", ("take",), "struct page", True)]),
+    ("a() takes the slab off the list; it now takes a struct slab.",
+     [("a", ("take",), "struct slab", False)]),
+    ("a() takes a page lock.", []),
+    ("b() is here.  It returns a pointer to a struct slab.",
+     [("b", ("return",), "struct slab", False)]),
+], ids=["the-slab", "which", "list", "no-longer", "it", "not-a-signature", "It"])
+def test_the_signature_claims_a_message_makes(sentence, claims):
+    got = [(fn, tuple(sorted(d[0])), d[1], d[2]) for kind, fn, _, d in M.claims_of(["s", "", sentence])
+           if kind == "signature"]
+    assert got == claims
