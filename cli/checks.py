@@ -244,9 +244,10 @@ def nullcheck_series(ap: Applied):
 
 
 def messages_series(ap: Applied):
-    """Every function a commit message names is touched by its patch
+    """Every function a commit message names is touched by its patch, and
+    its absence and signature claims hold in the tree at that patch
     (verify/messages.py)."""
-    return messages.check(ap.patches)
+    return messages.check(ap.patches, messages.SeriesTree(ap.tree, BASE_TAG, "HEAD"))
 
 
 def readability_series(ap: Applied):

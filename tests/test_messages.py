@@ -1,8 +1,13 @@
 """verify/messages.py: a commit message names only functions its patch
-touches, or says this kernel has none."""
+touches, or says this kernel has none; its subject names only what the
+patch touches; its absence and signature claims hold in the tree at that
+patch."""
+import re
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from report import patches as P
 from base import paths
@@ -45,10 +50,214 @@ index 1111111..2222222 100644
 """
 
 
-def test_the_committed_series_names_only_what_it_touches():
-    r = M.check(P.numbered_patches(paths.GENERATED / "5.10"))
-    assert r.patches == 57 and r.names > 100
+# ---- a small series: a base commit and one patch, in a temporary repository -------
+
+BASE_SLUB = """\
+static void helper(void)
+{
+}
+
+static __printf(2, 3) void report(struct kmem_cache *s, struct page *page,
+				 const char *fmt, ...)
+{
+}
+
+static inline void *frob(struct kmem_cache *s, struct page *page,
+			 int mode)
+{
+	void *x;
+	x = page->freelist;
+	return x;
+}
+"""
+
+
+def _git(repo, *args):
+    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True,
+                          text=True).stdout
+
+
+@pytest.fixture
+def series(tmp_path):
+    """(a SeriesTree of one patch that converts frob() and report() to take a
+    struct slab, that patch's diff)."""
+    repo = tmp_path / "linux"
+    (repo / "mm").mkdir(parents=True)
+    _git(repo, "init", "-q")
+    for k, v in (("user.name", "T"), ("user.email", "t@example.org")):
+        _git(repo, "config", k, v)
+    (repo / "mm/slub.c").write_text(BASE_SLUB)
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", "base")
+    _git(repo, "tag", "slabconv-baseline")
+    (repo / "mm/slub.c").write_text(BASE_SLUB.replace("struct page *page", "struct slab *slab")
+                                    .replace("page->", "slab->"))
+    _git(repo, "commit", "-q", "-am", "mm/slub: Convert frob() to take a struct slab")
+    diff = _git(repo, "diff", "slabconv-baseline", "HEAD")
+    return M.SeriesTree(repo, "slabconv-baseline", "HEAD"), diff
+
+
+def _one(series, subject: str, body: str) -> list:
+    tree, diff = series
+    text = _patch(body, diff).replace("mm/slub: Convert\n frob() to struct slab", subject)
+    return M.check_patch("0001-x.patch", text, 1, tree)[2]
+
+
+def test_a_subject_is_checked_even_when_the_body_explains(series):
+    """The old __kmem_cache_do_shrink() subject: the body says 5.10 has none,
+    but the subject is what git log --oneline shows."""
+    found = _one(series, "mm/slub: Convert __kmem_cache_do_shrink() to struct slab",
+                 "5.10 has no separate __kmem_cache_do_shrink(): its body is frob(),\n"
+                 "which is converted instead.")
+    assert [(f.name, f.line, f.kind) for f in found] == [("__kmem_cache_do_shrink", 1, "subject")]
+    assert "the subject names __kmem_cache_do_shrink()" in str(found[0])
+    found = _one(series, "mm/slub: Convert get_map() and frob() to struct slab",
+                 "5.10 has no __fill_map(), so only frob() changes.")
+    assert [(f.name, f.line, f.kind) for f in found] == [("get_map", 1, "subject")]
+    # a subject that names what the patch touches, with an absence the tree confirms
+    assert _one(series, "mm/slub: Convert frob() to struct slab",
+                "Upstream's subject names __fill_map(); 5.10 has no __fill_map().") == []
+
+
+def test_a_prose_line_that_starts_like_a_trailer_is_read(series):
+    found = _one(series, "mm/slub: Convert frob() to struct slab",
+                 "Convert frob().\n\nNote: we cast in alloc_thing().")
+    assert [(f.name, f.line, f.kind) for f in found] == [("alloc_thing", 5, "untouched")]
+    # the trailers and credit lines are not prose
+    assert _one(series, "mm/slub: Convert frob() to struct slab",
+                "Convert frob().\n\nCc: alloc_thing() <a@example.org>\n"
+                "Reviewed-by: alloc_thing() <a@example.org>") == []
+
+
+def test_an_absence_claim_is_checked_against_the_tree(series):
+    found = _one(series, "mm/slub: Convert frob() to struct slab",
+                 "Convert frob().  5.10 has no helper(), and report() does not\nexist.")
+    assert [(f.name, f.line, f.kind) for f in found] == [("helper", 3, "absent"),
+                                                          ("report", 3, "absent")]
+    assert "but the tree at this patch has it: mm/slub.c:1" in str(found[0])
+    assert "mm/slub.c:5" in str(found[1])        # after an attribute with parentheses
+    assert _one(series, "mm/slub: Convert frob() to struct slab",
+                "Convert frob().  There is no __fill_map() here.") == []
+
+
+def test_a_signature_claim_is_checked_against_the_tree(series):
+    """The old acquire_slab() message: it returns the void * freelist."""
+    found = _one(series, "mm/slub: Convert frob() to take a struct slab",
+                 "Improves type safety.  frob() takes the slab off the node's\n"
+                 "partial list and freezes it; it now takes and returns a struct slab.")
+    assert [(f.name, f.line, f.kind) for f in found] == [("frob", 4, "signature")]
+    assert ("frob() returns a struct slab, but at this patch mm/slub.c:10 has `static inline "
+            "void *frob(struct kmem_cache *s, struct slab *slab, int mode)`") in str(found[0])
+    assert [f.name for f in _one(series, "mm/slub: Convert frob() to return a struct slab",
+                                 "Convert it.")] == ["frob"]
+    assert [f.name for f in _one(series, "mm/slub: Convert frob() to struct slab",
+                                 "report() and frob(), which still takes a page, change.")] \
+        == ["frob"]
+    assert [(f.name, f.kind) for f in _one(series, "mm/slub: Convert frob() to struct slab",
+                                           "helper() and report() take a struct slab.")] \
+        == [("helper", "untouched"), ("helper", "signature")]
+    for true in ("frob() now takes a struct slab and still returns the freelist.",
+                 "frob() takes the slab off the list; it now takes a struct slab.",
+                 "frob() no longer takes a page.",
+                 "Remove struct page argument from frob()."):
+        assert _one(series, "mm/slub: Convert frob() to take a struct slab", true) == [], true
+
+
+def test_claims_are_not_checked_without_a_tree(series):
+    _, diff = series
+    r = M.MessagesResult()
+    n, c, found, unchecked = M.check_patch("0001-x.patch", _patch(
+        "frob() now takes a struct slab; 5.10 has no __fill_map().", diff), 1, None)
+    assert found == [] and [u[1] for u in unchecked] == ["__fill_map() absent (line 3)",
+                                                         "frob() signature (line 3)"]
+    r.unchecked = unchecked
+    assert not r.ok and "not checked without the applied series" in r.summary()
+
+
+# ---- the committed series, applied to the fetched 5.10 tree ------------------------
+
+@pytest.fixture(scope="module")
+def applied():
+    from cli import apply
+    from regen.source import resolve
+    src = resolve(paths.DEFAULT_KERNEL, None)
+    ap = apply.apply_series(src, paths.GENERATED / paths.DEFAULT_KERNEL)
+    return ap, M.SeriesTree(ap.tree, "slabconv-baseline", "HEAD")
+
+
+@pytest.mark.network
+def test_the_committed_series_says_what_its_patches_do(applied):
+    ap, tree = applied
+    r = M.check(ap.patches, tree)
+    assert r.patches == 57 and r.names > 100 and r.claims > 20
     assert r.ok, r.summary()
+
+
+def _committed(ap, function: str):
+    """(k, name, text) of the committed patch whose subject names `function`()."""
+    for k, p in enumerate(ap.patches, 1):
+        msg, _ = M.split_patch(p.read_text())
+        if f"{function}()" in msg[0]:
+            return k, p.name, p.read_text()
+    raise AssertionError(f"no patch's subject names {function}()")
+
+
+def _with_message(text: str, subject: str, body: str) -> str:
+    """A format-patch text with its subject and body replaced (trailers kept)."""
+    head, sep, rest = text.partition("\n---\n")
+    lines = head.split("\n")
+    i = next(k for k, ln in enumerate(lines) if ln.startswith("Subject: "))
+    j = i + 1
+    while lines[j].startswith(" "):
+        j += 1
+    t = next(k for k in range(j, len(lines)) if re.match(r"(Based on|Generated by|Link|Signed)",
+                                                          lines[k]))
+    return "\n".join(lines[:i] + [f"Subject: [PATCH] {subject}", ""] + body.split("\n")
+                     + [""] + lines[t:]) + sep + rest
+
+
+@pytest.mark.network
+def test_the_old_acquire_slab_message_is_caught(applied):
+    ap, tree = applied
+    k, name, text = _committed(ap, "acquire_slab")
+    old = _with_message(text, "mm/slub: Convert acquire_slab() to take a struct slab",
+                        "Improves type safety.  acquire_slab() takes the slab off the node's\n"
+                        "partial list and freezes it; it now takes and returns a struct slab.")
+    found = M.check_patch(name, old, k, tree)[2]
+    assert [(f.name, f.kind, f.line) for f in found] == [("acquire_slab", "signature", 4)]
+    assert "acquire_slab() returns a struct slab, but at this patch mm/slub.c:" in str(found[0])
+    assert "void *acquire_slab(struct kmem_cache *s" in str(found[0])
+    assert M.check_patch(name, text, k, tree)[2] == []
+
+
+@pytest.mark.network
+@pytest.mark.parametrize("function,subject,old_body", [
+    ("__kmem_cache_shrink", "mm/slub: Convert __kmem_cache_do_shrink() to struct slab",
+     "Convert the two list cursors of the shrinker.  5.10 has no separate\n"
+     "__kmem_cache_do_shrink(): its body is __kmem_cache_shrink(), which is\n"
+     "converted instead."),
+    ("get_map", "mm/slub: Convert get_map() and __fill_map() to struct slab",
+     "Improves type safety.  5.10 has no __fill_map() (its loop is still in\n"
+     "get_map()), so only get_map() changes."),
+], ids=["__kmem_cache_do_shrink", "__fill_map"])
+def test_an_old_subject_naming_what_5_10_lacks_is_caught(applied, function, subject, old_body):
+    ap, tree = applied
+    k, name, text = _committed(ap, function)
+    found = M.check_patch(name, _with_message(text, subject, old_body), k, tree)[2]
+    assert [(f.kind, f.line) for f in found] == [("subject", 1)], [str(f) for f in found]
+    assert M.check_patch(name, text, k, tree)[2] == []
+
+
+@pytest.mark.network
+def test_a_false_absence_claim_in_the_real_series_is_caught(applied):
+    """A message saying 5.10 has no get_map() (it has, in mm/slub.c)."""
+    ap, tree = applied
+    k, name, text = _committed(ap, "get_map")
+    msg, _ = M.split_patch(text)
+    found = M.check_patch(name, _with_message(text, msg[0], "5.10 has no get_map()."), k,
+                          tree)[2]
+    assert [(f.name, f.kind) for f in found] == [("get_map", "absent")]
+    assert "mm/slub.c:" in found[0].detail
 
 
 def test_the_old_0012_claim_is_caught():
@@ -83,3 +292,45 @@ def test_the_command_exits_1_on_a_finding(tmp_path):
     cp = subprocess.run([sys.executable, "-m", "verify.messages", str(p)], cwd=REPO,
                         capture_output=True, text=True)
     assert cp.returncode == 0, cp.stdout
+
+
+def test_a_git_that_fails_is_an_error_not_an_absence(series, tmp_path):
+    """A search that fails must not read as "this kernel has no foo()"."""
+    tree, diff = series
+    tree.repo.path = tmp_path / "gone"
+    with pytest.raises(M.SlabconvError, match="git grep failed"):
+        M.check_patch("0001-x.patch", _patch("Convert frob(); 5.10 has no __fill_map().", diff),
+                      1, tree)
+
+
+def test_the_command_checks_claims_with_repo(series, tmp_path):
+    tree, diff = series
+    p = tmp_path / "0001-x.patch"
+    run = lambda *a: subprocess.run([sys.executable, "-m", "verify.messages", *a, str(p)],
+                                    cwd=REPO, capture_output=True, text=True)
+    p.write_text(_patch("Convert frob().  5.10 has no helper().", diff))
+    cp = run("--repo", str(tree.repo.path))
+    assert cp.returncode == 1 and "the tree at this patch has it: mm/slub.c:1" in cp.stdout
+    p.write_text(_patch("Convert frob().  5.10 has no __fill_map().", diff))
+    assert run("--repo", str(tree.repo.path)).returncode == 0
+    cp = run()                                    # no tree: the claim is not checked
+    assert cp.returncode == 1 and "not checked without the applied series" in cp.stdout
+
+
+@pytest.mark.parametrize("sentence,claims", [
+    ("kmem_getpages() returns the slab; its caller passes it on.",
+     [("kmem_getpages", ("return",), "struct slab", False)]),
+    ("a() and b(), which still takes a page, change.", [("b", ("take",), "struct page", False)]),
+    ("a(), b() and c() take a struct slab.",
+     [(n, ("take",), "struct slab", False) for n in "abc"]),
+    ("a() no longer takes a page.", [("a", ("take",), "struct page", True)]),
+    ("a() takes the slab off the list; it now takes a struct slab.",
+     [("a", ("take",), "struct slab", False)]),
+    ("a() takes a page lock.", []),
+    ("b() is here.  It returns a pointer to a struct slab.",
+     [("b", ("return",), "struct slab", False)]),
+], ids=["the-slab", "which", "list", "no-longer", "it", "not-a-signature", "It"])
+def test_the_signature_claims_a_message_makes(sentence, claims):
+    got = [(fn, tuple(sorted(d[0])), d[1], d[2]) for kind, fn, _, d in M.claims_of(["s", "", sentence])
+           if kind == "signature"]
+    assert got == claims

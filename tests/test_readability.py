@@ -185,8 +185,7 @@ NOT_READ_AS_NAMED = {
     "page_to_section": "renamed by its patch: read as pgflags_section()",
     "print_page_info": "renamed by its patch: read as print_slab_info()",
     "setup_page_debug": "renamed by its patch: read as setup_slab_debug()",
-    "__kmem_cache_do_shrink": "5.10's is __kmem_cache_shrink(), which is read",
-    "get_map": "not in 5.10", "__fill_map": "not in 5.10",
+    "get_map": "not in 5.10",
     "slab_err": "its definition begins with __printf(3, 4), which "
                 "regen.comments.functions() does not take for a definition",
 }
