@@ -141,8 +141,11 @@ def testing(results: dict) -> tuple[list[str], list[str]]:
                       f"{n.get('check', '?')} checks")
     d = _this(results, "messages")
     if d is not None:
-        static.append(f"commit messages: {d.get('names', '?')} function names, "
-                      f"{len(d.get('findings') or [])} not touched by their patch")
+        unchecked = len(d.get("unchecked") or [])
+        static.append(f"commit messages: {d.get('names', '?')} function names and "
+                      f"{d.get('claims', '?')} claims (absent, signature) checked, "
+                      f"{len(d.get('findings') or [])} findings"
+                      + (f", {unchecked} claims not checked" if unchecked else ""))
     d = _this(results, "layout")
     if d is not None:
         static.append(f"struct slab layout asserts: {'ok' if d.get('ok') else 'FAILED'} in "

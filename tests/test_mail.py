@@ -50,7 +50,8 @@ def _record_all(stamp):
     R.record("5.10", "checkpatch", stamp, {"ok": True, "strict": True,
                                            "counts": {"error": 0, "warning": 3, "check": 1}})
     R.record("5.10", "nullcheck", stamp, {"ok": True, "counts": {"findings": 0, "patches": N}})
-    R.record("5.10", "messages", stamp, {"ok": True, "patches": N, "names": 164, "findings": []})
+    R.record("5.10", "messages", stamp, {"ok": True, "patches": N, "names": 164, "claims": 33,
+                                         "findings": [], "unchecked": []})
 
 
 def test_the_testing_section_states_the_recorded_results(series, tmp_path):
@@ -77,7 +78,8 @@ def test_the_testing_section_states_the_recorded_results(series, tmp_path):
     assert "slub: passed; 58 in-guest tests, 51 passed, 0 failed, 7 skipped (tcg, 7s)" in flat
     assert "checkpatch --strict: 0 errors, 3 warnings, 1 checks" in flat
     assert f"NULL-safety check: 0 findings in {N} patches" in flat
-    assert "commit messages: 164 function names, 0 not touched by their patch" in flat
+    assert ("commit messages: 164 function names and 33 claims (absent, signature) checked, "
+            "0 findings") in flat
     assert "Not run for these patches: the layout asserts; the residue check." in flat
     assert all(len(ln) <= 72 for ln in text[text.index("\nTesting\n"):
                                             text.index(f"\nslabconv ({N}):")].split("\n"))
