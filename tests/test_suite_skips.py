@@ -19,12 +19,19 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 
 
+def _environ() -> dict:
+    """This process's environment for the pytest runs the tests start,
+    without the options a user's PYTEST_ADDOPTS (or PYTEST_PLUGINS) would
+    add to them: what they print is what these tests read."""
+    return {k: v for k, v in os.environ.items() if k not in ("PYTEST_ADDOPTS", "PYTEST_PLUGINS")}
+
+
 def test_fetch_tests_fail_without_dpkg_deb(tmp_path):
     empty = tmp_path / "bin"            # a PATH without dpkg-deb (nor anything else)
     empty.mkdir()
     cp = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
                          "tests/test_fetch.py", "-k", "test_debian_version_order and 259"],
-                        cwd=REPO, env=dict(os.environ, PATH=str(empty)),
+                        cwd=REPO, env=dict(_environ(), PATH=str(empty)),
                         capture_output=True, text=True)
     out = cp.stdout + cp.stderr
     assert cp.returncode != 0, out
@@ -59,7 +66,7 @@ def _run_pytest(tmp_path, code: str) -> str:
     cp = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rA", "-p", "no:cacheprovider",
                          "-c", str(REPO / "pytest.ini"), "--rootdir", str(tmp_path),
                          "-p", "tests.conftest", str(tmp_path / "test_planted.py")],
-                        cwd=REPO, env=dict(os.environ, PYTHONPATH=str(REPO)),
+                        cwd=REPO, env=dict(_environ(), PYTHONPATH=str(REPO)),
                         capture_output=True, text=True)
     out = cp.stdout + cp.stderr
     assert cp.returncode != 0, out
@@ -145,7 +152,7 @@ def test_every_test_variable_is_a_listed_stand_in():
 
 def _run_with(tmp_path, **env) -> subprocess.CompletedProcess:
     (tmp_path / "test_planted.py").write_text("def test_passes():\n    pass\n")
-    clean = {k: v for k, v in os.environ.items() if not k.startswith("SLABCONV_TEST_")
+    clean = {k: v for k, v in _environ().items() if not k.startswith("SLABCONV_TEST_")
              and k != "CI"}
     return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
                            "-c", str(REPO / "pytest.ini"), "--rootdir", str(tmp_path),
@@ -178,7 +185,7 @@ def _ci_run(tmp_path, **env) -> tuple[subprocess.CompletedProcess, bool]:
     ran.unlink(missing_ok=True)
     (bin_dir / "make").write_text(f"#!/bin/sh\necho \"$@ CI=$CI\" > {ran}\n")
     (bin_dir / "make").chmod(0o755)
-    clean = {k: v for k, v in os.environ.items() if not k.startswith("SLABCONV_TEST_")}
+    clean = {k: v for k, v in _environ().items() if not k.startswith("SLABCONV_TEST_")}
     cp = subprocess.run(["bash", str(REPO / ".ci" / "run")], capture_output=True, text=True,
                         env=dict(clean, PATH=f"{bin_dir}:{os.environ['PATH']}", **env))
     return cp, ran.is_file() and ran.read_text()
@@ -203,7 +210,7 @@ def _checkout_copy(tmp_path) -> Path:
         (clone / f).write_bytes((REPO / f).read_bytes())
     subprocess.run(["git", "-C", str(clone), "commit", "-q", "-a", "--allow-empty",
                     "-m", "this checkout's conftest"], check=True,
-                   env=dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@t",
+                   env=dict(_environ(), GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@t",
                             GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@t"))
     return clone
 
@@ -213,7 +220,7 @@ def _run_in(clone: Path, tmp_path: Path, code: str) -> subprocess.CompletedProce
     return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
                            "-c", str(clone / "pytest.ini"), "--rootdir", str(tmp_path),
                            "-p", "tests.conftest", str(tmp_path / "test_planted.py")],
-                          cwd=clone, env=dict(os.environ, PYTHONPATH=str(clone)),
+                          cwd=clone, env=dict(_environ(), PYTHONPATH=str(clone)),
                           capture_output=True, text=True)
 
 
