@@ -82,3 +82,14 @@ def assert_fault_injection_passed(br, config: str) -> None:
     for size in (64, 4096):
         for kind in ("failslab", "failslab_atomic"):
             assert cases[f"{kind}_{size}"].status is failslab, (kind, size)
+
+
+def git(repo, *args) -> str:
+    """git -C repo ARGS as a fixed test identity, with no user or system
+    configuration; its stdout (a failure raises)."""
+    import os
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@l", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@l", "GIT_CONFIG_GLOBAL": "/dev/null",
+           "GIT_CONFIG_NOSYSTEM": "1", "PATH": os.environ["PATH"]}
+    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True,
+                          text=True, env=env).stdout

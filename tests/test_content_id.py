@@ -3,9 +3,7 @@ the committed series and one `make` wrote into the cache under another
 identity and date share their verify results, their reproduction record
 and their attribution; a series that differs in one line of code or of a
 message shares none of them."""
-import os
 import shutil
-import subprocess
 
 import pytest
 
@@ -172,12 +170,7 @@ def test_a_series_one_line_apart_shares_no_result(pair, tmp_path):
 
 # ------------------------------------------------------- the reproduction
 
-def _git(repo, *args):
-    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@l", "GIT_COMMITTER_NAME": "t",
-           "GIT_COMMITTER_EMAIL": "t@l", "GIT_CONFIG_GLOBAL": "/dev/null",
-           "GIT_CONFIG_NOSYSTEM": "1", "PATH": os.environ["PATH"]}
-    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True,
-                          text=True, env=env).stdout
+from tests.helpers import git as _git  # noqa: E402
 
 
 @pytest.fixture

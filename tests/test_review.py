@@ -2,7 +2,6 @@
 parsing the patches, attribution to rules and templates, skipped entries,
 results tied to the series (or "not run"), and both renderings."""
 import json
-import os
 import re
 import textwrap
 from html.parser import HTMLParser
@@ -716,13 +715,7 @@ def test_each_patch_shows_its_manifest_entry(world, tmp_path):
     assert review.html_page._e('rule = "rules/beta.cocci"') in art
 
 
-def _git(repo, *args):
-    import subprocess
-    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@l", "GIT_COMMITTER_NAME": "t",
-           "GIT_COMMITTER_EMAIL": "t@l", "GIT_CONFIG_GLOBAL": "/dev/null",
-           "GIT_CONFIG_NOSYSTEM": "1", "PATH": os.environ["PATH"]}
-    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True,
-                          text=True, env=env).stdout
+from tests.helpers import git as _git  # noqa: E402
 
 
 def test_byte_for_byte_only_from_a_regen_record_of_these_bytes(world, tmp_path):
