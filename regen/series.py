@@ -260,8 +260,8 @@ def take_locals_first(series: manifest.Series, batch: list[manifest.Step],
     out: the steps before it are the batch to run now (the rest goes back
     on `queue`); at the step itself, its conversions are put on the queue
     before it (and slab_fold.cocci at the end, unless a later step folds
-    already), added to `added` (what was found to `seen`), and None is returned: take the queue's
-    next batch.  `asked`: the ids of the steps carried out."""
+    already), added to `added` (what was found to `seen`), and None is
+    returned: take the queue's next batch.  `asked`: the ids of the steps carried out."""
     first = next((i for i, st in enumerate(batch) if id(st) not in asked
                   and st.kind == "rule" and _asks_locals_first(series, st)), None)
     if first is None:
@@ -556,8 +556,9 @@ def regenerate(tree: Path, source_id: str, *, version: str, output: Path | None,
                                   f"applied without it: {', '.join(later)}",) + e.args[1:]
                     raise
             verdicts.append((entry.id, entry.subject, upstream.APPLIED, []))
-            if first_listing(entry):
-                entry = replace(entry, message=f"{entry.message}\n\n{first_listing(entry)}")
+            listing = first_listing(entry)
+            if listing:
+                entry = replace(entry, message=f"{entry.message}\n\n{listing}")
             entry, files, elsewhere_uses = elsewhere(entry, files)
             # committed from a snapshot, in order, while the next entry runs
             committer.commit(commit_message(series, entry, identity), wt.snapshot(files))
