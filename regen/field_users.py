@@ -15,7 +15,8 @@ the files the series had to convert; run on the patched tree it must list
 none (a use left is reported with its place).
 
 Candidates: files that name `struct page` and access a member with one of
-the slab names (`->freelist`, `.units`, ...).  With --no-includes the rule
+the slab names (`->freelist`, `.units`, ...) or name slab_list as a list's
+member (a walk, list_entry()).  With --no-includes the rule
 can only know an expression is a struct page from the file itself, so a
 file that never names struct page cannot yield a use: the filter loses
 nothing the rule would find.
@@ -53,7 +54,9 @@ class Use:
 
 
 def _pattern() -> str:
-    return r"(->|\.)[[:space:]]*(%s)\b" % "|".join(fields())
+    """An access to a slab member, or slab_list closing an argument list (a
+    walk's or list_entry()'s member)."""
+    return r"(->|\.)[[:space:]]*(%s)\b|\bslab_list[[:space:]]*\)" % "|".join(fields())
 
 
 def candidates(tree: Path) -> list[str]:
@@ -151,6 +154,8 @@ def may_use(text: str) -> bool:
     element).  Files it rejects cannot yield a use; it keeps more than the
     rule reports, never less (the rule takes types from the file only)."""
     global _ACCESS
+    if re.search(r"\bslab_list\s*\)", text) and re.search(r"struct\s+page\b", text):
+        return True                     # a walk or list_entry() of pages, maybe
     if _ACCESS is None:
         _ACCESS = re.compile(r"([\w)\]])\s*(?:->|\.)\s*(?:%s)\b" % "|".join(fields()))
     for m in _ACCESS.finditer(text):
