@@ -160,7 +160,9 @@ def function_bodies(src: str, function: str) -> list[str]:
 def converted(kind: str, function: str, srcs: list[str], to: str = "slab") -> bool:
     """Whether the generic conversion `kind` of `function` shows in any of
     `srcs`: a struct slab parameter ("param"), a struct slab return type
-    ("return"), a `struct slab *to` local in its body ("local")."""
+    ("return"), a `struct slab *to` local in its body ("local"), the page
+    variable `to` (the step's var) reaching a slab member through
+    page_slab() ("members")."""
     for src in srcs:
         if kind == "param":
             if any(p in ("struct slab *slab", "const struct slab *slab")
@@ -171,6 +173,10 @@ def converted(kind: str, function: str, srcs: list[str], to: str = "slab") -> bo
                 return True
         elif kind == "local":
             if any(re.search(r"\bstruct\s+slab\s*\*\s*%s\b" % re.escape(to), body)
+                   for body in function_bodies(src, function)):
+                return True
+        elif kind == "members":
+            if any(re.search(r"\bpage_slab\(\s*%s\s*\)\s*->" % re.escape(to), body)
                    for body in function_bodies(src, function)):
                 return True
         else:

@@ -69,9 +69,12 @@ def place(tree: Path, f: str, line: int) -> str:
     return f"{f}:{was}" if was is not None else f"{f}:{line} (a line the series wrote)"
 
 
-def check(tree: Path, entry: manifest.Entry, since=None) -> None:
+def check(tree: Path, entry: manifest.Entry, since=None,
+          refused: dict[tuple[str, str], str] | None = None) -> None:
     """Stop (exit 1) when code in `tree` still uses a member `entry` removes
-    (`since`: as field_users.scan() takes it)."""
+    (`since`: as field_users.scan() takes it).  `refused`: (file, function)
+    -> what the usage pass tried there and why it refused it, said under
+    the uses of that function."""
     members = removed_members(entry)
     if not members:
         return
@@ -80,7 +83,13 @@ def check(tree: Path, entry: manifest.Entry, since=None) -> None:
     left = uses_left(tree, members, since)
     if not left:
         return
-    lines = [f"  {place(tree, u.file, u.line)}: {u.function}(): page->{u.field}" for u in left]
+    refused = refused or {}
+    lines = []
+    for i, u in enumerate(left):
+        lines.append(f"  {place(tree, u.file, u.line)}: {u.function}(): page->{u.field}")
+        if (u.file, u.function) in refused:          # said once, under its last use
+            if not any((v.file, v.function) == (u.file, u.function) for v in left[i + 1:]):
+                lines.append(f"    not converted: {refused[(u.file, u.function)]}")
     raise SlabconvError(
         f"entry '{entry.id}' ({entry.subject}) removes the slab members from struct page, "
         f"but {len(left)} use(s) of them through a struct page are left that no rule "

@@ -302,6 +302,7 @@ CONVERSIONS = {
     "param": ("rules/slab_param.cocci", "rules/slab_callers.cocci"),
     "return": ("rules/slab_return.cocci",),
     "local": ("rules/slab_var.cocci",),
+    "members": ("rules/slab_members_of_page.cocci",),   # the page stays: page_slab(var)->F
 }
 FOLD = "rules/slab_fold.cocci"
 DEFAULT_FILES = ["mm/slub.c"]
@@ -322,6 +323,8 @@ def _convert(d: dict, where: str) -> list[Step]:
         defines["to"] = d.get("to", "slab")
         if defines["var"] == defines["to"]:
             defines["same_name"] = ""      # the members need no rename
+    if kind == "members":
+        defines["var"] = d.get("var", "page")
     unknown = set(d) - {"convert", "fn", "files", "const", "var", "to"}
     if unknown:
         raise SlabconvError(f"manifest: {where}: unknown key(s) for convert: "

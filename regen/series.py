@@ -318,7 +318,7 @@ def _run_batch(series: manifest.Series, batch: list[manifest.Step], wt: WorkTree
     srcs = [(tree / f).read_text(errors="replace") for f in first.files if (tree / f).is_file()]
     for i, st in enumerate(batch):
         if st.convert and effects.converted(st.convert, st.defines["fn"], srcs,
-                                            st.defines.get("to", "slab")):
+                                            st.defines.get("to", st.defines.get("var", "slab"))):
             matched.add(i)
     return matched, None
 
@@ -460,6 +460,7 @@ def regenerate(tree: Path, source_id: str, *, version: str, output: Path | None,
         info("regen", f"this kernel already has struct slab ({converted_at}): upstream's own "
                       f"conversion; each entry is applied, found upstream or not applicable")
     verdicts: list[tuple[str, str, str, list[str]]] = []    # (id, subject, status, evidence)
+    refused: list[usage.Found] = []     # what the usage pass tried and refused, for the stop
     committer = wt.importer()   # git fast-import beside the driver: one commit per entry
     index = callers.Index(tree, source_id, wt.path)
     if not converted_at:        # the grep of the callers the manifest's changes will want
@@ -514,7 +515,8 @@ def regenerate(tree: Path, source_id: str, *, version: str, output: Path | None,
                 continue
             if not converted_at:        # a use left of what it removes stops the run
                 guard.check(wt.path, entry, ahead.since("field_users", set(texts))
-                            if guard.removed_members(entry) else None)
+                            if guard.removed_members(entry) else None,
+                            refused={(x.file, x.fn): x.refusal() for x in refused})
             if entry.usage:
                 if converted_at:        # struct page has no slab members left to move off
                     why = ("the usage pass converts code that uses struct page's slab "
@@ -523,8 +525,8 @@ def regenerate(tree: Path, source_id: str, *, version: str, output: Path | None,
                     verdicts.append((entry.id, entry.subject, upstream.NOT_APPLICABLE, [why]))
                     continue
                 info("regen", f"[{i}/{total}] {entry.subject} (the usage pass)")
-                entry, files, found = usage.apply(series, entry, wt, apply_entry,
-                                                  ahead.since("usage", set(texts)))
+                entry, files, found, refused = usage.apply(series, entry, wt, apply_entry,
+                                                           ahead.since("usage", set(texts)))
                 if not found:
                     info("regen", "    usage: nothing to convert that the named entries "
                                   "did not: no patch")

@@ -130,11 +130,14 @@ def _evidence(entry: manifest.Entry, tree: Path, root: Path) -> tuple[list[str],
             if not any(effects.parameter_lists(s, fn) or fn in effects.defined_names(s)
                        for s in srcs):
                 gone.append(f"{fn}() is not in {', '.join(st.files)}")
-            elif effects.converted(st.convert, fn, srcs, st.defines.get("to", "slab")):
-                what = {"param": "takes", "return": "returns", "local": "uses"}[st.convert]
+            elif effects.converted(st.convert, fn, srcs,
+                                   st.defines.get("to", st.defines.get("var", "slab"))):
+                what = {"param": "takes a struct slab", "return": "returns a struct slab",
+                        "local": "uses a struct slab",
+                        "members": "reaches the slab members through page_slab()"}[st.convert]
                 at = next((f"{f}:{_definition_line(s, fn)}" for f, s in zip(files, srcs)
                            if _definition_line(s, fn)), ", ".join(files))
-                have.append(f"{fn}() already {what} a struct slab ({at})")
+                have.append(f"{fn}() already {what} ({at})")
         elif st.kind == "template":
             names = effects.defined_names((root / st.path).read_text())
             found = {n: _where_defined(tree, n, list(dict.fromkeys(st.files + SEARCH)))

@@ -19,12 +19,17 @@ page) runs this pass:
   3. again, until nothing new is found: a caller whose local only flowed
      into the converted parameter now passes page_slab(local), which makes
      that local one used only as a slab, converted in the next round
-     (no page_slab() left around it).
+     (no page_slab() left around it);
+  4. a variable used both as a page and as a slab that reaches a slab
+     member keeps its type, its uses as a page and its NULL; each slab
+     member it reaches is reached through page_slab() instead
+     (slab_members_of_page.cocci, the safe form).  One that is also the
+     cursor of a slab list walk is refused: the walk needs the variable to
+     be a slab.  regen/guard.py then stops regen before the removal with
+     its place, and the refusal says why.
 
-A variable used both as a page and as a slab is left as it is (a page used
-as a page stays a page); if it reaches a slab member, regen/guard.py stops
-regen before the removal with its place.  The report of each file is
-cached by the rule's text, the spatch version and the file's content.
+The report of each file is cached by the rule's text, the spatch version
+and the file's content.
 """
 from __future__ import annotations
 
@@ -44,8 +49,12 @@ from . import manifest, spatch
 
 RULE = paths.COCCI / "rules" / "slab_usage.cocci"
 ROUNDTRIP = "rules/slab_roundtrip.cocci"   # the fold outside mm/
+MEMBERS = "members"     # the safe form's conversion (manifest.CONVERSIONS)
 ROUNDS = 4          # a caller's local converted after its callee's parameter, and so on
-_LINE = re.compile(r"^SLABCONV-USAGE: (param|local) (\S+):(\d+): (\w+) (\w+)$", re.M)
+_LINE = re.compile(r"^SLABCONV-(USAGE|MIXED): (param|local) (\S+):(\d+): (\w+) (\w+)"
+                   r"( walk)?$", re.M)
+# what is reported, by the form of use (slab_usage.cocci)
+SLAB_ONLY, MIXED, MIXED_WALK = "", "mixed", "mixed, walked"
 
 
 @dataclass(frozen=True)
@@ -55,18 +64,27 @@ class Found:
     line: int
     fn: str
     var: str
+    use: str = SLAB_ONLY    # MIXED: used as a page too; MIXED_WALK: and walked as a slab
 
     def describe(self) -> str:
         what = "parameter" if self.kind == "param" else "local"
         return f"{self.fn}(): {what} {self.var} ({self.file})"
 
+    def refusal(self) -> str:
+        """Why the usage pass leaves it (MIXED_WALK), as the stop names it."""
+        return (f"{self.describe()}: used as a page and as the cursor of a slab list "
+                f"walk; the safe form (its slab members through page_slab()) was "
+                f"tried and refused: the walk needs it to be a struct slab, its "
+                f"uses as a page need it to stay a page")
+
 
 def parse(text: str) -> list[Found]:
     out = []
     for m in _LINE.finditer(text):
-        f = m.group(2)
-        out.append(Found(m.group(1), f[2:] if f.startswith("./") else f, int(m.group(3)),
-                         m.group(4), m.group(5)))
+        f = m.group(3)
+        use = SLAB_ONLY if m.group(1) == "USAGE" else MIXED_WALK if m.group(7) else MIXED
+        out.append(Found(m.group(2), f[2:] if f.startswith("./") else f, int(m.group(4)),
+                         m.group(5), m.group(6), use))
     return out
 
 
@@ -190,7 +208,8 @@ def names_slab(body: str) -> bool:
 
 def steps_for(tree: Path, found: list[Found]) -> tuple[list[manifest.Step], list[Found]]:
     """The conversion steps of what was found, and what is left out (the
-    new name `slab` is taken in the function: the conversion would clash)."""
+    new name `slab` is taken in the function: the conversion would clash;
+    a page used as a page that is walked as a slab)."""
     steps: list[manifest.Step] = []
     left: list[Found] = []
     seen = set()
@@ -200,7 +219,12 @@ def steps_for(tree: Path, found: list[Found]) -> tuple[list[manifest.Step], list
         seen.add((x.kind, x.fn, x.var))
         body = _function_text((tree / x.file).read_text(errors="replace"), x.fn)
         clash = x.var != "slab" and names_slab(body)
-        if x.kind == "param":
+        if x.use == MIXED_WALK:
+            left.append(x)
+            continue
+        if x.use == MIXED:
+            d = {"convert": MEMBERS, "fn": x.fn, "var": x.var, "files": [x.file]}
+        elif x.kind == "param":
             if clash:
                 left.append(x)
                 continue
@@ -238,23 +262,36 @@ def fold_steps(tree: Path, steps: list[manifest.Step]) -> list[manifest.Step]:
         ([manifest.Step("rule", ROUNDTRIP, outside, optional=True)] if outside else [])
 
 
+MIXED_HEADER = ("Kept as a page, being used as one too; the slab members they reach are "
+                "reached through page_slab():")
+
+
 def apply(series: manifest.Series, entry: manifest.Entry, wt, apply_entry,
           since: tuple[list[str], set[str]] | None = None
-          ) -> tuple[manifest.Entry, list[str], list[Found]]:
+          ) -> tuple[manifest.Entry, list[str], list[Found], list[Found]]:
     """Run the usage pass for `entry` on the work tree: find, convert, again
-    until nothing new is found; `apply_entry(series, entry, wt)` (regen's
-    own, passed in so that this pass stays below regen/series.py) applies
-    each round's steps.  Returns the entry as it is committed (its steps,
-    and its message with the list of conversions), the changed files and
-    the conversions (none: no patch).  `since`: as candidates() takes it."""
+    until nothing new is found, then the safe form for the pages used both
+    ways; `apply_entry(series, entry, wt)` (regen's own, passed in so that
+    this pass stays below regen/series.py) applies each round's steps.
+    Returns the entry as it is committed (its steps, and its message with
+    the list of conversions), the changed files, the conversions (none: no
+    patch) and the refusals (Found.refusal()).  `since`: as candidates()
+    takes it."""
     from dataclasses import replace
     done: list[Found] = []
     keys: set = set()
     steps_all: list[manifest.Step] = []
     changed: list[str] = []
+
+    def now():
+        return None if since is None else (since[0], since[1] | set(changed))
+
+    mixed: list[Found] = []
     for _ in range(ROUNDS):
-        now = None if since is None else (since[0], since[1] | set(changed))
-        found = [x for x in find(wt.path, since=now) if (x.kind, x.fn, x.var) not in keys]
+        everything = find(wt.path, since=now())
+        mixed = [x for x in everything if x.use != SLAB_ONLY]
+        found = [x for x in everything
+                 if x.use == SLAB_ONLY and (x.kind, x.fn, x.var) not in keys]
         steps, left = steps_for(wt.path, found)
         for x in left:
             info("regen", f"    usage: not converted: {x.describe()}: the function "
@@ -271,9 +308,30 @@ def apply(series: manifest.Series, entry: manifest.Entry, wt, apply_entry,
         done += found
         keys |= {(x.kind, x.fn, x.var) for x in found}
         steps_all += step_entry.steps
-    if not done:
-        return entry, [], []
-    listing = "\n".join(f"  {x.describe()}" for x in done)
-    message = (f"{entry.message}\n\nConverted because of how they are used (no "
-               f"manifest entry names them):\n\n{listing}")
-    return replace(entry, steps=steps_all, message=message), changed, done
+    else:
+        mixed = [x for x in find(wt.path, since=now()) if x.use != SLAB_ONLY]
+    # the pages used both ways, once every variable used only as a slab is
+    # one: a conversion of a round may have made a use as a page one as a slab
+    steps, refused = steps_for(wt.path, mixed)
+    safe = [x for x in mixed if x not in refused]
+    for x in refused:
+        info("regen", f"    usage: not converted: {x.refusal()}")
+    for x in safe:
+        info("regen", f"    usage: {x.describe()}: its slab members through page_slab()")
+    if steps:
+        step_entry = replace(entry, steps=steps, expects=[], usage=False)
+        for f in apply_entry(series, step_entry, wt):
+            if f not in changed:
+                changed.append(f)
+        steps_all += step_entry.steps
+    if not done and not safe:
+        return entry, [], [], refused
+    message = entry.message
+    if done:
+        listing = "\n".join(f"  {x.describe()}" for x in done)
+        message += (f"\n\nConverted because of how they are used (no "
+                    f"manifest entry names them):\n\n{listing}")
+    if safe:
+        listing = "\n".join(f"  {x.describe()}" for x in safe)
+        message += f"\n\n{MIXED_HEADER}\n\n{listing}"
+    return replace(entry, steps=steps_all, message=message), changed, done + safe, refused

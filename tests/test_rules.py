@@ -215,6 +215,8 @@ def test_every_rule_and_template_is_used_by_the_manifest():
     from regen import callers, usage    # the usage pass's own fold, outside mm/; the
     used.add(usage.ROUNDTRIP)           # rules for uses in files an entry does not list
     used |= {callers.PARAM_RULE, callers.RETURN_RULE, callers.PAGE_PARAM_RULE}
+    # the generic conversions, which the usage pass uses when no entry names one
+    used |= {r for rules in manifest.CONVERSIONS.values() for r in rules}
     for rule in PATCH_RULES:
         assert f"rules/{rule.name}" in used, f"{rule.name} is not used by cocci/series.toml"
     checks = "".join(p.read_text() for d in ("verify", "regen") for p in (REPO / d).glob("*.py"))

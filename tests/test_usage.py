@@ -115,3 +115,105 @@ def test_a_local_named_slab_clashes_only_with_code_that_names_slab():
                           "\tpr_info(\"slab\");\n}\n")
     assert names_slab("{\n\tstruct slab *slab;\n}\n")
     assert names_slab("{\n\tfree_it(slab);\n}\n")
+
+
+def test_a_page_used_both_ways_keeps_its_type_and_reaches_the_slab_through_page_slab(
+        tmp_path, cache):
+    """The safe form: a local linked through its lru (a use as a page) whose
+    cache is read (a use as a slab) stays a struct page; the member goes
+    through page_slab(), and the message lists it apart from the
+    conversions.  A local used only as a slab in the same file is
+    converted as before.  Two in one file run in one spatch run, each
+    checked for its effect."""
+    res = _regen(tmp_path, {"mm/user.c": textwrap.dedent("""\
+        static LIST_HEAD(deferred);
+
+        void flush_deferred(void)
+        {
+        	struct page *page, *next;
+
+        	list_for_each_entry_safe(page, next, &deferred, lru) {
+        		list_del(&page->lru);
+        		kmem_cache_free(page->slab_cache, page->freelist);
+        	}
+        }
+
+        unsigned int free_objects(struct page *page)
+        {
+        	return page->objects - page->inuse;
+        }
+
+        unsigned int objects_if_slab(struct page *page)
+        {
+        	return PageSlab(page) ? page->objects : 0;
+        }
+        """)})
+    got = (res.worktree.path / "mm" / "user.c").read_text()
+    assert "\tstruct page *page, *next;\n" in got, got
+    assert "kmem_cache_free(page_slab(page)->slab_cache," in got, got
+    assert "page_slab(page)->freelist);" in got, got
+    assert "list_del(&page->lru);" in got
+    assert "unsigned int free_objects(struct slab *slab)" in got, got
+    assert "return PageSlab(page) ? page_slab(page)->objects : 0;" in got, got
+    e = [e for e in res.entries if e.origin == "usage"][0]
+    assert e.conversions == ["free_objects(): parameter page (mm/user.c)",
+                             "flush_deferred(): local page (mm/user.c)",
+                             "objects_if_slab(): parameter page (mm/user.c)"]
+    msg = res.patches[1].read_text()
+    assert ("Converted because of how they are used (no manifest entry names them):\n\n"
+            "  free_objects(): parameter page (mm/user.c)\n\n"
+            f"{usage.MIXED_HEADER}\n\n  flush_deferred(): local page (mm/user.c)\n"
+            "  objects_if_slab(): parameter page (mm/user.c)\n") in msg, msg
+
+
+REMOVAL = """
+    [[entry]]
+    id = "remove"
+    subject = "mm: Remove slab from struct page"
+    message = "Remove them."
+      [[entry.step]]
+      remove_members = ["slab_list", "inuse"]
+      struct = "page"
+      into = "include/linux/mm_types.h"
+      why = "members of nested unions"
+      [[entry.expect]]
+      absent = "inuse"
+      in = ["include/linux/mm_types.h"]
+"""
+
+
+def test_a_page_walked_as_a_slab_and_used_as_a_page_stops_with_the_refusal(tmp_path, cache):
+    """The safe form cannot convert a cursor of a slab list walk that is
+    used as a page too: regen stops before the removal, naming each use
+    and, once, the conversion it tried and why it refused it."""
+    from base.log import SlabconvError
+    t = tmp_path / "linux"
+    files = {"mm/user.c": textwrap.dedent("""\
+                 unsigned long partial_bytes(struct kmem_cache_node *n)
+                 {
+                 	struct page *page;
+                 	unsigned long x = 0;
+
+                 	list_for_each_entry(page, &n->partial, slab_list)
+                 		x += page_size(page) - page->inuse;
+                 	return x;
+                 }
+                 """),
+             "include/linux/mm_types.h": "struct page {\n\tstruct list_head slab_list;\n"
+                                         "\tunsigned inuse:16;\n\tint _refcount;\n};\n",
+             "Makefile": "VERSION = 5\nPATCHLEVEL = 10\n"}
+    for f, text in files.items():
+        (t / f).parent.mkdir(parents=True, exist_ok=True)
+        (t / f).write_text(text)
+    m = write_manifest(tmp_path / "cocci", USAGE + REMOVAL)
+    with pytest.raises(SlabconvError) as e:
+        series.regenerate(t, "test-tree", version="5.10", output=tmp_path / "out",
+                          identity=ID, manifest_path=m, workdir=tmp_path / "work")
+    err = str(e.value)
+    assert ("  mm/user.c:6: partial_bytes(): page->slab_list\n"
+            "  mm/user.c:7: partial_bytes(): page->inuse\n"
+            "    not converted: partial_bytes(): local page (mm/user.c): used as a page and as "
+            "the cursor of a slab list walk; the safe form (its slab members through "
+            "page_slab()) was tried and refused") in err, err
+    assert err.count("not converted:") == 1
+    assert not (tmp_path / "out").exists()

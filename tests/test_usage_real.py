@@ -23,6 +23,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from base import paths  # noqa: E402
+from regen import field_users, usage  # noqa: E402
 from regen.source import resolve  # noqa: E402
 
 pytestmark = [pytest.mark.slow, pytest.mark.network]
@@ -49,7 +50,8 @@ def line_of(tree: Path, f: str, needle: str) -> int:
 
 # the forms left to the error: a struct page reached through a member of the
 # user's own struct (no rule converts the member's type), a global, a page
-# used both as a page and as a slab; these stay uses of struct page's fields
+# used as a page and walked as a slab list's cursor (the safe form is
+# tried and refused); these stay uses of struct page's fields
 HOLDER_SLUB = """
 struct slabconv_user_holder {
 \tstruct page *pg;
@@ -70,11 +72,16 @@ unsigned int slabconv_user_last_inuse(void)
 \treturn slabconv_user_last->inuse;
 }
 
-/* a page used both as a page and as a slab stays a page */
-void *slabconv_user_both(struct page *page);
-void *slabconv_user_both(struct page *page)
+/* a page used as a page and walked as a slab list's cursor */
+unsigned long slabconv_user_walk_both(struct kmem_cache_node *n);
+unsigned long slabconv_user_walk_both(struct kmem_cache_node *n)
 {
-\treturn page_address(page) + page->objects;
+\tstruct page *page;
+\tunsigned long x = 0;
+
+\tlist_for_each_entry(page, &n->partial, slab_list)
+\t\tx += page_size(page) - page->inuse;
+\treturn x;
 }
 """
 HOLDER_LIB = """
@@ -106,8 +113,10 @@ def test_an_unconverted_use_stops_regen_with_its_place(tmp_path):
     assert f"lib/dump_stack.c:{lib}: slabconv_user_cache_of(): page->slab_cache" in err
     glob = line_of(tree, "mm/slub.c", "return slabconv_user_last->inuse;")
     assert f"mm/slub.c:{glob}: slabconv_user_last_inuse(): page->inuse" in err, err[-3000:]
-    both = line_of(tree, "mm/slub.c", "return page_address(page) + page->objects;")
-    assert f"mm/slub.c:{both}: slabconv_user_both(): page->objects" in err, err[-3000:]
+    both = line_of(tree, "mm/slub.c", "x += page_size(page) - page->inuse;")
+    assert f"mm/slub.c:{both}: slabconv_user_walk_both(): page->inuse\n    not converted: " \
+           f"slabconv_user_walk_both(): local page (mm/slub.c): used as a page and as the " \
+           f"cursor of a slab list walk; the safe form" in err, err[-3000:]
     assert not out.exists(), "no series is written"
     drop(tree)
 
@@ -235,6 +244,36 @@ static void *__maybe_unused user_slub_page_only(struct page *page)
 \treturn page_address(page);
 }
 
+/* user code: pages used both as pages and as slabs, which stay pages with
+ * their slab members reached through page_slab(): a deferred free of slab
+ * pages linked through their lru, and a flag tested next to a member */
+static LIST_HEAD(user_slub_deferred);
+
+static void __maybe_unused user_slub_flush_mixed(void)
+{
+\tstruct page *page, *next;
+
+\tlist_for_each_entry_safe(page, next, &user_slub_deferred, lru) {
+\t\tlist_del(&page->lru);
+\t\t__free_slab(page->slab_cache, page);
+\t}
+}
+
+static unsigned int __maybe_unused user_slub_objects_mixed(struct page *page)
+{
+\tif (!PageSlab(page))
+\t\treturn 0;
+\treturn page->objects;
+}
+
+/* an RCU callback: the page from its rcu_head, freed as a slab */
+static void __maybe_unused user_slub_rcu_free(struct rcu_head *h)
+{
+\tstruct page *page = container_of(h, struct page, rcu_head);
+
+\t__free_slab(page->slab_cache, page);
+}
+
 /* a slab member written; the cpu partial chain walked (slub_percpu_partial()
  * is NULL without SLUB_CPU_PARTIAL: the local becomes a slab at the
  * kmem_cache_cpu patch, locals-first) */
@@ -273,6 +312,26 @@ static int __maybe_unused user_slab_page_only(struct page *page)
 {
 \treturn page_count(page);
 }
+
+/* pages used both ways: a deferred-free list, a flag next to a member */
+static LIST_HEAD(user_slab_deferred);
+
+static void __maybe_unused user_slab_flush_mixed(void)
+{
+\tstruct page *page, *next;
+
+\tlist_for_each_entry_safe(page, next, &user_slab_deferred, lru) {
+\t\tlist_del(&page->lru);
+\t\tkmem_cache_free(page->slab_cache, page->s_mem);
+\t}
+}
+
+static unsigned int __maybe_unused user_slab_active_mixed(struct page *page)
+{
+\tif (!PageSlab(page))
+\t\treturn 0;
+\treturn page->active;
+}
 """,
     "mm/slob.c": """
 /* user code: a SLOB page from virt_to_page(), its units read */
@@ -288,6 +347,14 @@ static int __maybe_unused user_slob_page_only(const void *b)
 \tstruct page *sp = virt_to_page(b);
 
 \treturn page_to_nid(sp);
+}
+
+/* a page used both ways: a flag next to a member */
+static int __maybe_unused user_slob_units_mixed(struct page *sp)
+{
+\tif (!PageSlab(sp))
+\t\treturn 0;
+\treturn sp->units;
 }
 """,
     "mm/slab_common.c": """
@@ -427,8 +494,16 @@ def test_every_form_is_converted_and_the_objects_build(tmp_path):
                      "user_common_freelist(): parameter page (mm/slab_common.c)",
                      "user_lib_cache(): local page (lib/dump_stack.c)",
                      "user_slub_thaw(): parameter page (mm/slub.c)",
-                     "user_lib_kasan_cache(): local page (lib/dump_stack.c)"):
-            assert conv in msg, msg[:3000]
+                     "user_lib_kasan_cache(): local page (lib/dump_stack.c)",
+                     "user_slub_rcu_free(): local page (mm/slub.c)"):
+            assert conv in msg.split(usage.MIXED_HEADER)[0], msg[:3000]
+        # the pages used both ways: kept, their slab members through page_slab()
+        mixed = msg.split(usage.MIXED_HEADER + "\n\n")[1].split("\n\n")[0].splitlines()
+        assert mixed == ["  user_slab_flush_mixed(): local page (mm/slab.c)",
+                         "  user_slab_active_mixed(): parameter page (mm/slab.c)",
+                         "  user_slob_units_mixed(): parameter sp (mm/slob.c)",
+                         "  user_slub_flush_mixed(): local page (mm/slub.c)",
+                         "  user_slub_objects_mixed(): parameter page (mm/slub.c)"], msg
         assert "page_only" not in msg
         # the cpu partial list's value is NULL without SLUB_CPU_PARTIAL: its
         # local becomes a slab at the kmem_cache_cpu patch (locals-first), whose
@@ -505,8 +580,12 @@ def test_every_form_is_converted_and_the_objects_build(tmp_path):
             for name in re.findall(r"(user_\w+_page_only)\(", code):
                 assert _function(final, name) == _function(tree.joinpath(f).read_text(), name)
             for name in re.findall(r"(user_\w+)\(", code):
-                if "page_only" not in name:
-                    assert "struct page" not in _function(final, name), _function(final, name)
+                fn = _function(final, name)
+                if name.endswith("_mixed"):     # a page still, its slab members through page_slab()
+                    assert "page_slab(" in fn and not re.search(
+                        r"\b(page|sp)->(%s)\b" % "|".join(field_users.fields()), fn), fn
+                elif "page_only" not in name:
+                    assert not re.search(r"struct page\s*\*", fn), fn
         def log(*files):
             return subprocess.run(["git", "-C", str(work), "log", "--reverse", "--format=%H",
                                    f"{BASE_TAG}..HEAD", "--", *files], capture_output=True,

@@ -24,10 +24,14 @@
 /// page.  Reported, one line each:
 ///   SLABCONV-USAGE: param|local <file>:<line>: <function> <name>
 /// for a variable with at least one use as a slab and none as a page (the
-/// line is its declaration's).  A page used as a page stays a page: a
-/// variable with uses of both kinds is not reported (when it reaches a
-/// slab member, the check before the removal of the members stops regen
-/// with its place).
+/// line is its declaration's).  A page used as a page stays a page; a
+/// variable with uses of both kinds that reaches a slab member (x->F) is
+/// reported as
+///   SLABCONV-MIXED: param|local <file>:<line>: <function> <name> [walk]
+/// for the safe form, slab_members_of_page.cocci (the members reached
+/// through page_slab()); "walk" when it is also the cursor of a slab list
+/// walk, which that form cannot convert (the check before the removal of
+/// the members then stops regen with the place).
 //
 // Confidence: High for what is reported: every use of the variable was
 //  seen and is one of the slab or neutral forms above.  A variable whose
@@ -40,7 +44,8 @@ virtual report
 @@
 slab_uses = {}          # (file, function, name) -> positions used as a slab
 neutral = set()         # (file, function, name, line, column) neutral uses
-decls = {}              # (file, function, name) -> (kind, line)
+decls = {}              # (file, function, name) -> (kind, line, param|local); kind
+                        # "page" once a use as a page is seen
 
 # the state -j merges (finalize): the same objects, mutated in place
 coccinelle.decls = decls
@@ -65,7 +70,7 @@ type T;
 x << pvar.x;
 d << pvar.d;
 @@
-decls[key(d, x)] = ("param", d[0].line)
+decls[key(d, x)] = ("param", d[0].line, "param")
 
 @lvar depends on report@
 identifier x;
@@ -81,25 +86,33 @@ position d;
 x << lvar.x;
 d << lvar.d;
 @@
-decls.setdefault(key(d, x), ("local", d[0].line))
+decls.setdefault(key(d, x), ("local", d[0].line, "local"))
 
 // ---- uses as a slab --------------------------------------------------------
 
-@slab_use depends on report@
-identifier x, g;
+@slab_member depends on report@
+identifier x;
 identifier F = {slab_list, next, pages, pobjects, slab_cache, freelist, s_mem,
                 counters, inuse, objects, frozen, active, units};
 position q;
 @@
-(
  x@q->F
-|
- g(..., page_slab(x@q), ...)
-)
 
 @script:python@
-x << slab_use.x;
-q << slab_use.q;
+x << slab_member.x;
+q << slab_member.q;
+@@
+slab_uses.setdefault(key(q, x), set()).update({at(q, x), "member"})
+
+@slab_arg depends on report@
+identifier x, g;
+position q;
+@@
+ g(..., page_slab(x@q), ...)
+
+@script:python@
+x << slab_arg.x;
+q << slab_arg.q;
 @@
 slab_uses.setdefault(key(q, x), set()).add(at(q, x))
 
@@ -117,7 +130,7 @@ position q;
 x << slab_walk.x;
 q << slab_walk.q;
 @@
-slab_uses.setdefault(key(q, x), set()).add(at(q, x))
+slab_uses.setdefault(key(q, x), set()).update({at(q, x), "walk"})
 
 // ---- neutral uses ------------------------------------------------------------
 
@@ -171,7 +184,7 @@ q << every_use.q;
 @@
 k = key(q, x)
 if k in decls and at(q, x) not in neutral and at(q, x) not in slab_uses.get(k, ()):
-    decls[k] = ("page", decls[k][1])
+    decls[k] = ("page", decls[k][1], decls[k][-1])
 
 // With -j, each worker has its own state: merge gives them all.
 @finalize:python@
@@ -185,6 +198,10 @@ for d in ds:
 for u in ss:
     for k, v in u.items():
         uses.setdefault(k, set()).update(v)
-for (f, fn, x), (kind, line) in sorted(found.items()):
-    if kind != "page" and uses.get((f, fn, x)):
+for (f, fn, x), (kind, line, was) in sorted(found.items()):
+    u = uses.get((f, fn, x), set())
+    if kind != "page" and u:
         print("SLABCONV-USAGE: %s %s:%s: %s %s" % (kind, f, line, fn, x))
+    elif kind == "page" and "member" in u:
+        print("SLABCONV-MIXED: %s %s:%s: %s %s%s" % (was, f, line, fn, x,
+                                                     " walk" if "walk" in u else ""))

@@ -1,7 +1,7 @@
 // New code (not in 5.10): pages used as pages stay pages; a page used
 #include "slab.h"
 
-// both ways is not reported.
+// both ways is reported as mixed (the safe form keeps it a page).
 static void *map(struct page *page)
 {
 	return page_address(page);
