@@ -20,7 +20,7 @@ from regen.source import series_dir
 from regen.worktree import BASE_TAG
 from report import results as recorded
 from verify import (bisect, checkpatch, compiled, configtable, kconfig, layout, messages,
-    nullcheck, objdiff, readability, residue, variability_builds)
+                    nullcheck, objdiff, readability, residue, variability_builds, whitespace)
 from verify.bisect_tree import Repo
 from verify.field_users import coverage
 from verify.gates import Gates
@@ -69,10 +69,13 @@ def verify_applied(ap: Applied, config=None, bisect_configs=None, *,
         print(g.checkpatch.summary(per_finding=False))
         g.messages = messages_series(ap)
         print(g.messages.summary())
+        g.whitespace = whitespace_series(ap)
+        print(g.whitespace.summary())
         g.readability = readability_series(ap)
         print(g.readability.summary())
     else:
-        g.not_run["checkpatch"] = g.not_run["messages"] = g.not_run["readability"] = "not asked for"
+        for name in ("checkpatch", "messages", "whitespace", "readability"):
+            g.not_run[name] = "not asked for"
     if tree_gates if nullcheck is None else nullcheck:     # seconds; cached per file
         g.nullcheck = nullcheck_series(ap)
         print(g.nullcheck.summary_text())
@@ -241,6 +244,12 @@ def compiled_lines_check(ap: Applied, results, coverage_configs, out_root: Path,
 def nullcheck_series(ap: Applied):
     """slab_null.cocci at every patch of the applied series, on the files each changes."""
     return nullcheck.check_series(ap.tree, BASE_TAG, "HEAD")
+
+
+def whitespace_series(ap: Applied):
+    """The whitespace-only -/+ pairs of the applied series' patches, and
+    which a moved parenthesis justifies (verify/whitespace.py)."""
+    return whitespace.check(ap.patches)
 
 
 def messages_series(ap: Applied):

@@ -24,6 +24,10 @@
   are aligned with it (checkpatch --strict's PARENTHESIS_ALIGNMENT), filled
   again at their commas where that would pass 80 columns; and a changed
   line of a macro keeps its backslash in its neighbours' column.
+- No whitespace-only churn: a continuation line whose only change is its
+  indentation keeps its bytes, unless it was aligned with the parenthesis
+  it continues and that parenthesis moved (a rename changed its column):
+  then it moves with it (keep_indentation()).
 """
 from __future__ import annotations
 
@@ -517,6 +521,62 @@ def _backslash_column(lines: list[str], changed: set[int]) -> list[str]:
     return out
 
 
+def _open_paren(lines: list[str], i: int, reach: int = 40) -> int | None:
+    """The display column just after the parenthesis that line i of `lines`
+    continues (the innermost one the lines before it leave open), or None:
+    line i starts a statement of its own."""
+    depth = 0
+    for k in range(i - 1, max(-1, i - 1 - reach), -1):
+        line = lines[k]
+        if line.lstrip().startswith(("#", "/*", "*", "//")):
+            return None
+        for col, c in reversed(list(_code_chars(line.rstrip("\n")))):
+            if c == ")":
+                depth += 1
+            elif c == "(":
+                if depth == 0:
+                    return col + 1
+                depth -= 1
+            elif depth == 0 and c in ";{}":
+                return None
+    return None
+
+
+def keep_indentation(before: str, after: str) -> str:
+    """`after` with each line that differs from its counterpart in `before`
+    only in its leading whitespace given that line's bytes back, unless
+    the old line was aligned with the parenthesis it continues and that
+    parenthesis is in another column now: then it is aligned with it
+    there (tabs, then fewer than 8 spaces).  A counterpart is a line of
+    the same changed region with the same text after the indentation,
+    taken in order."""
+    old = before.splitlines(keepends=True)
+    new = after.splitlines(keepends=True)
+    out = list(new)
+    for tag, i1, i2, j1, j2 in line_opcodes(old, new):
+        if tag == "equal":
+            continue
+        i = i1
+        for j in range(j1, j2):
+            body = new[j].lstrip(" \t")
+            if not body.strip():
+                continue
+            k = next((k for k in range(i, i2) if old[k].lstrip(" \t") == body), None)
+            if k is None:
+                continue
+            i = k + 1
+            if old[k] == new[j]:
+                continue
+            was = _open_paren(old, k)
+            now = _open_paren(new, j)
+            lead = len(old[k][:len(old[k]) - len(body)].expandtabs(8))
+            if was is not None and now is not None and lead == was and now != was:
+                out[j] = "\t" * (now // 8) + " " * (now % 8) + body
+            else:
+                out[j] = old[k]
+    return "".join(out)
+
+
 def reflow(before: str, after: str, limit: int = 80) -> str:
     """`after` with the cast spacing and the broken argument lists of the
     lines that differ from `before` put right (see the module's doc)."""
@@ -549,4 +609,5 @@ def reflow(before: str, after: str, limit: int = 80) -> str:
             block = _join_closing(block, limit)
             changed.update(range(len(out), len(out) + len(block)))
         out.extend(block)
-    return "".join(_backslash_column(_align_continuations(out, changed, limit), changed))
+    laid = "".join(_backslash_column(_align_continuations(out, changed, limit), changed))
+    return keep_indentation(before, laid)

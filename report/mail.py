@@ -146,6 +146,11 @@ def testing(results: dict) -> tuple[list[str], list[str]]:
                       f"{d.get('claims', '?')} claims (absent, signature) checked, "
                       f"{len(d.get('findings') or [])} findings"
                       + (f", {unchecked} claims not checked" if unchecked else ""))
+    d = _this(results, "whitespace")
+    if d is not None:
+        static.append(f"whitespace-only line changes: {d.get('pairs', '?')}, "
+                      f"{d.get('justified', '?')} of them realigned with a parenthesis a rename "
+                      f"moved, {len(d.get('findings') or [])} not justified")
     d = _this(results, "layout")
     if d is not None:
         static.append(f"struct slab layout asserts: {'ok' if d.get('ok') else 'FAILED'} in "
@@ -161,7 +166,7 @@ def testing(results: dict) -> tuple[list[str], list[str]]:
         static.append(f"struct page uses left in the slab code: "
                       f"{len(d.get('not_allowed') or [])} not allowed")
     for name, what in (("checkpatch", "checkpatch"), ("messages", "the commit message check"),
-                       ("layout", "the layout asserts"),
+                       ("whitespace", "the whitespace check"), ("layout", "the layout asserts"),
                        ("nullcheck", "the NULL-safety check"), ("residue", "the residue check")):
         if _this(results, name) is None:
             not_run.append(what)

@@ -52,6 +52,8 @@ def _record_all(stamp):
     R.record("5.10", "nullcheck", stamp, {"ok": True, "counts": {"findings": 0, "patches": N}})
     R.record("5.10", "messages", stamp, {"ok": True, "patches": N, "names": 164, "claims": 33,
                                          "findings": [], "unchecked": []})
+    R.record("5.10", "whitespace", stamp, {"ok": True, "patches": N, "pairs": 12,
+                                           "justified": 12, "findings": []})
 
 
 def test_the_testing_section_states_the_recorded_results(series, tmp_path):
@@ -80,6 +82,8 @@ def test_the_testing_section_states_the_recorded_results(series, tmp_path):
     assert f"NULL-safety check: 0 findings in {N} patches" in flat
     assert ("commit messages: 164 function names and 33 claims (absent, signature) checked, "
             "0 findings") in flat
+    assert ("whitespace-only line changes: 12, 12 of them realigned with a parenthesis a "
+            "rename moved, 0 not justified") in flat
     assert "Not run for these patches: the layout asserts; the residue check." in flat
     assert all(len(ln) <= 72 for ln in text[text.index("\nTesting\n"):
                                             text.index(f"\nslabconv ({N}):")].split("\n"))

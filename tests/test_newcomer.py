@@ -95,8 +95,8 @@ def verify_applied(ap, configs, bisect_set, **kw):
         VerifyResult(ok=True, config=c, baseline=b, patched=b, new_warnings=[],
                      patched_out=TREE, patched_src=TREE) for c in configs])
     g.not_run.update({c: "not asked for" for c in (
-        "checkpatch", "messages", "nullcheck", "per-patch", "compiled-lines", "field-users",
-        "residue", "layout")})
+        "checkpatch", "messages", "whitespace", "nullcheck", "per-patch", "compiled-lines",
+        "field-users", "residue", "layout")})
     checks.record_verify(ap, g)
     return g
 

@@ -465,8 +465,8 @@ def _verified(tmp_path, series, stamp=None):
                            patched_out=tmp_path, patched_src=tmp_path) for c in ("slub", "slab")]
     g = Gates("5.10", "linux-source-5.10_5.10.1-1", len(P.numbered_patches(series)),
               builds=builds, stamp=stamp)
-    g.not_run.update({c: "not asked for" for c in ("checkpatch", "messages", "nullcheck",
-                                                   "per-patch", "compiled-lines", "field-users",
+    g.not_run.update({c: "not asked for" for c in ("checkpatch", "messages", "whitespace",
+                                                   "nullcheck", "per-patch", "compiled-lines", "field-users",
                                                    "residue", "layout")})
     return g
 

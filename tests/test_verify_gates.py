@@ -16,7 +16,7 @@ import pytest
 from cli import apply, checks, pipeline
 from verify import bisect, checkpatch as CP, compiled as CL, configtable, gates, kbuild
 from verify import layout as LY, sparse
-from verify import messages as MS, nullcheck as NC, readability as RD
+from verify import messages as MS, nullcheck as NC, readability as RD, whitespace as WS
 from verify import warnings as W
 import verify
 
@@ -112,6 +112,14 @@ def _messages(finding=False):
     return r
 
 
+def _whitespace(finding=False):
+    r = WS.WhitespaceResult(patches=2, pairs=2, justified=1 + (not finding))
+    if finding:
+        r.findings = [WS.Finding("0002-mm-Two.patch", 3281, "mm/slub.c", "\t\tprior, counters,",
+                                 "\t\t\t\tprior, counters,")]
+    return r
+
+
 class FakeResidue:
     files = ["mm/slub.c"]
     results = []
@@ -184,6 +192,8 @@ def world(tmp_path, monkeypatch):
     monkeypatch.setattr(checks, "checkpatch_series",
                         lambda ap: _checkpatch(tmp_path, error=plant.get("checkpatch", False)))
     monkeypatch.setattr(checks, "messages_series", lambda ap: _messages(plant.get("messages")))
+    monkeypatch.setattr(checks, "whitespace_series",
+                        lambda ap: _whitespace(plant.get("whitespace")))
     monkeypatch.setattr(checks, "readability_series", lambda ap: RD.ReadabilityResult(patches=2))
     monkeypatch.setattr(LY, "check", lambda *a, **k: _layout(tmp_path, fail=plant.get("layout", False)))
     monkeypatch.setattr(checks, "record_verify", lambda *a: None)
@@ -207,7 +217,7 @@ def test_all_checks_pass_and_every_figure_is_printed(world, capsys):
     out = capsys.readouterr().out
     summary = out[out.index("==== verify:"):]
     assert r.ok and summary.rstrip().splitlines()[-1].startswith("verify: PASS")
-    for needle in ("checkpatch ok", "messages ok", "nullcheck ok", "builds ok", "per-patch ok", "field-users ok", "residue ok",
+    for needle in ("checkpatch ok", "messages ok", "whitespace ok", "nullcheck ok", "builds ok", "per-patch ok", "field-users ok", "residue ok",
                    "layout ok", "compiled-lines ok",
                    "compiled lines: 3 of 3 changed code lines compiled by a build "
                    "(slub, slab, kasan), 0 allowed not to be, 0 NOT compiled",
@@ -218,7 +228,8 @@ def test_all_checks_pass_and_every_figure_is_printed(world, capsys):
                    "layout-i386-nomemcg", "1 asserts hold",               # layout per combo
                    "mm/slub.c                     5 uses",                # residue per file
                    "field users: 1 file(s)",
-                   "nullcheck: OK: 0 finding(s)"):
+                   "nullcheck: OK: 0 finding(s)",
+                   "whitespace: OK: 2 whitespace-only line pair(s) in 2 patches, 2 realigned"):
         assert needle in summary, needle
     rep = json.loads(r.report.read_text())
     assert rep["ok"] and set(rep["status"]) == set(gates.CHECKS)
@@ -237,7 +248,7 @@ def test_all_checks_pass_and_every_figure_is_printed(world, capsys):
     assert recs["compiled-lines"] == rep["compiled_lines"] and recs["layout"] == rep["layout"]
     assert set(recs) == {"verify", "verify-slub", "verify-slab", "bisect", "compiled-lines",
                          "field-users", "residue", "layout", "checkpatch", "nullcheck",
-                         "messages"}
+                         "messages", "whitespace"}
 
 
 @pytest.mark.parametrize("plant, named", [
@@ -246,6 +257,8 @@ def test_all_checks_pass_and_every_figure_is_printed(world, capsys):
     ({"messages": True}, "[messages] 0002-mm-Two.patch: the message names alloc_slab_page() "
                          "(line 3: \"We can cast directly in alloc_slab_page()\"), which the "
                          "patch does not touch"),
+    ({"whitespace": True}, "[whitespace] 0002-mm-Two.patch: mm/slub.c:3281: only its whitespace "
+                           "changed, and no moved parenthesis justifies it: 'prior, counters,'"),
     ({"nullcheck": True}, "[nullcheck] patch 0002 (mm: Two): mm/slub.c:1829: "
                           "page_slab(allocate_slab(...)) on a value that can be NULL"),
     ({"sparse": "slab"}, "[slab] 1 new sparse warning(s)"),
@@ -274,6 +287,7 @@ def test_each_planted_failure_fails_verify_and_is_named(world, capsys, plant, na
     # the one verdict: exactly the planted check FAILs, in the summary, the
     # JSON report and the records the review and the mail read
     which = {"checkpatch": "checkpatch", "layout": "layout", "messages": "messages",
+             "whitespace": "whitespace",
              "nullcheck": "nullcheck", "sparse": "builds", "bisect": "per-patch",
              "code": "object-code", "boot": "runtime", "field": "field-users",
              "compiled": "compiled-lines", "coverage_build": "compiled-lines",
@@ -294,7 +308,7 @@ def test_a_check_not_asked_for_is_listed_as_not_run(world, capsys):
     assert r.ok
     st = r.status()
     assert st["layout"].startswith("not run") and st["checkpatch"].startswith("not run")
-    assert st["messages"] == "not run: not asked for"
+    assert st["messages"] == st["whitespace"] == "not run: not asked for"
     assert st["per-patch"] == "not run: not asked for"
     assert st["compiled-lines"] == "not run: not asked for"
     assert "layout not run" in out and "per-patch builds: not asked for" in out
@@ -364,7 +378,7 @@ def test_the_main_job_says_what_it_proved_and_what_is_left(world, capsys):
                               bisect_why="--bisect-configs none")
     boot = type("B", (), {"passed": True, "counts": "58 tests: 51 passed"})()
     lines = pipeline.main_job_lines(r, {"slub": boot})
-    assert lines[0].startswith("proved: checkpatch; messages; nullcheck; builds;")
+    assert lines[0].startswith("proved: checkpatch; messages; whitespace; nullcheck; builds;")
     assert "boot slub (58 tests: 51 passed)" in lines[0]
     assert "per-patch (not run: --bisect-configs none)" in lines[1]
     assert "builds in slab, slob" in lines[1] and "boots of slab, slob, slub-i386" in lines[1]

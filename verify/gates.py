@@ -35,9 +35,9 @@ from . import bisect
 # The parts of the JSON report recorded per series (records()): record name -> key.
 RECORDS = {"bisect": "bisect", "compiled-lines": "compiled_lines", "field-users": "field_users",
            "residue": "residue", "layout": "layout", "checkpatch": "checkpatch",
-           "nullcheck": "nullcheck", "messages": "messages"}
+           "nullcheck": "nullcheck", "messages": "messages", "whitespace": "whitespace"}
 VERDICT_KEYS = ("ok", "kernel", "source", "patches", "seconds", "status", "problems", "not_run")
-CHECKS = ("checkpatch", "messages", "nullcheck", "builds", "per-patch", "object-code", "runtime",
+CHECKS = ("checkpatch", "messages", "whitespace", "nullcheck", "builds", "per-patch", "object-code", "runtime",
           "compiled-lines", "field-users", "residue", "layout")
 
 
@@ -76,6 +76,7 @@ class Gates:
     checkpatch: Optional[object] = None            # verify.checkpatch.CheckpatchResult
     nullcheck: Optional[object] = None             # verify.nullcheck.NullcheckResult
     messages: Optional[object] = None              # verify.messages.MessagesResult
+    whitespace: Optional[object] = None            # verify.whitespace.WhitespaceResult
     readability: Optional[object] = None           # verify.readability.ReadabilityResult (a report)
     not_run: dict = field(default_factory=dict)    # check -> why
     seconds: float = 0.0
@@ -112,7 +113,7 @@ class Gates:
             if not ok:
                 problems.extend(lines or [f"[{name}] {missing}"])
 
-        for name in ("checkpatch", "messages", "layout"):
+        for name in ("checkpatch", "messages", "whitespace", "layout"):
             res = getattr(self, name)
             judge(name, res is not None and res.ok,
                   [f"[{name}] {p}" for p in (res.problems if res is not None else [])])
@@ -194,6 +195,8 @@ class Gates:
         L += self._checkpatch_lines()
         L += ([self.messages.summary()] if self.messages is not None
               else [f"messages: {self.not_run.get('messages', 'not run')}"])
+        L += ([self.whitespace.summary()] if self.whitespace is not None
+              else [f"whitespace: {self.not_run.get('whitespace', 'not run')}"])
         L += ([self.readability.summary() + "  (a report: the verdict does not depend on it)"]
               if self.readability is not None
               else [f"readability: {self.not_run.get('readability', 'not run')}"])
@@ -350,6 +353,7 @@ class Gates:
             "checkpatch": d(self.checkpatch),
             "nullcheck": d(self.nullcheck),
             "messages": d(self.messages),
+            "whitespace": d(self.whitespace),
             "readability": d(self.readability),
             "builds": {b.config: dict(b.to_dict(), sparse_per_file=[
                 {"file": f, "baseline": n0, "patched": n1, "new": new}
