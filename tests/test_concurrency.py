@@ -20,6 +20,7 @@ import filecmp
 import os
 import random
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -375,9 +376,10 @@ REGEN_TIMEOUT = 900          # seconds per regeneration (one warm: 15-60 s on 2 
 COMMITTED = REPO / "generated-patches" / "5.10"
 
 
-def _clone(dst: Path) -> Path:
+def _clone(dst: Path, series: bool = True) -> Path:
     """A clone of this checkout, with its uncommitted changes: another
-    user's checkout of the project."""
+    user's checkout of the project.  series=False: without the committed
+    series, which a regen of the clone must then write."""
     subprocess.run(["git", "clone", "-q", "--shared", str(REPO), str(dst)], check=True)
     changed = subprocess.run(["git", "-C", str(REPO), "ls-files", "-z", "-m", "-o",
                               "--exclude-standard"], capture_output=True, check=True).stdout
@@ -386,16 +388,20 @@ def _clone(dst: Path) -> Path:
         if src.is_file():
             (dst / rel).parent.mkdir(parents=True, exist_ok=True)
             (dst / rel).write_bytes(src.read_bytes())
+    if not series:
+        shutil.rmtree(dst / "generated-patches" / "5.10")
     return dst
 
 
 def _regen(cwd: Path, *args) -> subprocess.Popen:
+    """`slabconv regen` of the checkout `cwd`, its own launcher and code (a
+    launcher imports the code beside it, whatever PYTHONPATH says)."""
     env = _env()
     env["PYTHONPATH"] = str(cwd)
     # a series written elsewhere than generated-patches/ takes the committed identity too
     ident = re.search(r"^identity: (.*)$", (COMMITTED / "SOURCE").read_text(), re.M)
     env["SLABCONV_IDENTITY"] = ident.group(1)
-    return subprocess.Popen([str(REPO / "slabconv"), "regen", "--kernel", "5.10", *args],
+    return subprocess.Popen([str(cwd / "slabconv"), "regen", "--kernel", "5.10", *args],
                             cwd=cwd, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
 
@@ -467,7 +473,7 @@ def test_the_orphan_scan_sees_a_child_re_parented_to_a_subreaper(tmp_path):
 
 @pytest.mark.slow
 def test_four_regenerations_in_four_clones_at_once(tmp_path):
-    clones = [_clone(tmp_path / f"clone{i}") for i in range(4)]
+    clones = [_clone(tmp_path / f"clone{i}", series=False) for i in range(4)]
     t0 = time.monotonic()
     procs = [_regen(c) for c in clones]
     res = _finish(procs, timeout=REGEN_TIMEOUT)
@@ -481,7 +487,7 @@ def test_four_regenerations_in_four_clones_at_once(tmp_path):
 
 @pytest.mark.slow
 def test_a_regeneration_and_layout_at_once(tmp_path):
-    clone = _clone(tmp_path / "clone")
+    clone = _clone(tmp_path / "clone", series=False)
     regen = _regen(clone)
     layout = subprocess.Popen([str(REPO / "slabconv"), "layout", "--kernel", "5.10"], cwd=REPO,
                               env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
