@@ -20,7 +20,6 @@ import filecmp
 import os
 import random
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -379,7 +378,7 @@ COMMITTED = REPO / "generated-patches" / "5.10"
 def _clone(dst: Path, series: bool = True) -> Path:
     """A clone of this checkout, with its uncommitted changes: another
     user's checkout of the project.  series=False: without the committed
-    series, which a regen of the clone must then write."""
+    patches, which a regen of the clone must then write there."""
     subprocess.run(["git", "clone", "-q", "--shared", str(REPO), str(dst)], check=True)
     changed = subprocess.run(["git", "-C", str(REPO), "ls-files", "-z", "-m", "-o",
                               "--exclude-standard"], capture_output=True, check=True).stdout
@@ -388,8 +387,9 @@ def _clone(dst: Path, series: bool = True) -> Path:
         if src.is_file():
             (dst / rel).parent.mkdir(parents=True, exist_ok=True)
             (dst / rel).write_bytes(src.read_bytes())
-    if not series:
-        shutil.rmtree(dst / "generated-patches" / "5.10")
+    if not series:      # SOURCE stays: it makes generated-patches/5.10 regen's output
+        for p in (dst / "generated-patches" / "5.10").glob("*.patch"):
+            p.unlink()
     return dst
 
 
