@@ -22,8 +22,9 @@
   had (up to 100 columns, checkpatch's limit), instead of Coccinelle's.
 - The continuation lines of a changed line that leaves a parenthesis open
   are aligned with it (checkpatch --strict's PARENTHESIS_ALIGNMENT), filled
-  again at their commas where that would pass 80 columns; and a changed
-  line of a macro keeps its backslash in its neighbours' column.
+  again at their commas where that would pass 80 columns, where they were
+  aligned with it before and a rename moved it (or are new lines); and a
+  changed line of a macro keeps its backslash in its neighbours' column.
 - No whitespace-only churn: a continuation line whose only change is its
   indentation keeps its bytes, unless it was aligned with the parenthesis
   it continues and that parenthesis moved (a rename changed its column):
@@ -293,6 +294,34 @@ def _restore_breaks(old: list[str], new: list[str]) -> list[str] | None:
     return out
 
 
+def _statement_end(lines: list[str]) -> int | None:
+    """How many lines the statement the first of `lines` opens takes: up to
+    the one that closes the parenthesis it leaves open (None: it leaves
+    none open, or none closes it)."""
+    depth = opened = 0
+    for k, line in enumerate(lines):
+        if line.lstrip().startswith(("#", "/*", "*", "//")):
+            return None
+        depth += _paren_delta(line)
+        opened = opened or depth > 0
+        if opened and depth <= 0:
+            return k + 1
+        if not opened:
+            return None
+    return None
+
+
+def _restore_statement_breaks(old: list[str], new: list[str]) -> list[str] | None:
+    """_restore_breaks() of the statement that opens the region (a
+    signature whose body got a new line after it is one region with it),
+    the rest of `new` after it as it is."""
+    a, b = _statement_end(old), _statement_end(new)
+    if not a or not b or (a == len(old) and b == len(new)):
+        return None
+    kept = _restore_breaks(old[:a], new[:b])
+    return None if kept is None else kept + new[b:]
+
+
 def _join_block(lines: list[str], limit: int) -> list[str]:
     """Join continuation lines onto a line ending in ',' or '(' while the
     result fits in `limit` columns."""
@@ -437,7 +466,22 @@ def _fill(items: list[str], col: int, limit: int) -> list[str] | None:
     return [ln + "\n" for ln in lines]
 
 
-def _align_continuations(lines: list[str], changed: set[int], limit: int) -> list[str]:
+def _aligned_before(old: list[str], old_at: dict, text: str, near: int, col: int) -> bool:
+    """Whether the continuation line `text` (stripped), found in `old` (the
+    occurrence nearest to line `near`), was aligned there with the
+    parenthesis it continues, and that parenthesis was not at `col`: a
+    rename moved it.  A line `old` does not have is new: True."""
+    at = old_at.get(text)
+    if not at:
+        return True
+    k = min(at, key=lambda i: abs(i - near))
+    was = _open_paren(old, k)
+    lead = len(old[k][:len(old[k]) - len(old[k].lstrip(" \t"))].expandtabs(8))
+    return was is not None and lead == was and was != col
+
+
+def _align_continuations(lines: list[str], changed: set[int], limit: int,
+                         old: list[str] | None = None) -> list[str]:
     """The lines after a changed line that leaves a parenthesis open at a
     ',', '&&' or '||' (a call's arguments, a signature's parameters, a
     condition), up to the line that closes it, aligned with the column
@@ -447,8 +491,13 @@ def _align_continuations(lines: list[str], changed: set[int], limit: int) -> lis
     code keeps its own style.  Where an aligned line would pass `limit`
     columns, the continuation's items (cut at its top-level commas) are
     filled again at the new column; if one item alone does not fit, the
-    lines stay as they are."""
+    lines stay as they are.  `old`: the lines before the step; a group
+    whose first line is there is moved only if it was aligned with its
+    parenthesis and that parenthesis moved (no whitespace-only churn)."""
     out = list(lines)
+    old_at: dict[str, list[int]] = {}
+    for i, line in enumerate(old or ()):
+        old_at.setdefault(line.strip(), []).append(i)
     for j in sorted(changed, reverse=True):       # from the end: a refill changes the count
         if j >= len(out) or out[j].lstrip().startswith(("#", "*", "/*", "//")):
             continue
@@ -473,6 +522,8 @@ def _align_continuations(lines: list[str], changed: set[int], limit: int) -> lis
         else:
             group = []
         if not group:
+            continue
+        if old is not None and not _aligned_before(old, old_at, group[0].strip(), j + 1, col):
             continue
         aligned = ["\t" * (col // 8) + " " * (col % 8) + g + "\n" for g in group]
         if any(_width(a) > limit for a in aligned):
@@ -602,12 +653,13 @@ def reflow(before: str, after: str, limit: int = 80) -> str:
                      _comma_space(_tab_indent(_CAST_SPACE.sub(r"\1", l)))
                      for l in block]
             if i2 > i1 and (j2 - j1) > (i2 - i1):
-                kept = _restore_breaks(old[i1:i2], block)
+                kept = _restore_breaks(old[i1:i2], block) or \
+                    _restore_statement_breaks(old[i1:i2], block)
                 block = kept if kept is not None else _join_block(block, limit)
             if any(_MULTI_DECL.match(l) for l in old[i1:i2]):
                 block = _join_decls(block)
             block = _join_closing(block, limit)
             changed.update(range(len(out), len(out) + len(block)))
         out.extend(block)
-    laid = "".join(_backslash_column(_align_continuations(out, changed, limit), changed))
+    laid = "".join(_backslash_column(_align_continuations(out, changed, limit, old), changed))
     return keep_indentation(before, laid)

@@ -994,8 +994,13 @@ def test_reflow_tabs_and_comma_spacing_in_changed_lines_only():
            "\t\t  df.cnt,_RET_IP_);\n"
            "\tkeep(a,b);\n")
     out = tidy.reflow(old, new).splitlines()
-    assert out[1] == "\t\t\t\t\t  \"Objects remaining in %s on __kmem_cache_shutdown()\");"
+    # not aligned with its parenthesis before, which did not move: its bytes
+    assert out[1] == "\t\t\t  \"Objects remaining in %s on __kmem_cache_shutdown()\");"
     assert out[3] == "\t\t  df.cnt, _RET_IP_);"
+    fresh = tidy.reflow("\tx = 1;\n", "\t\t\tlist_slab_objects(s, slab_page(slab),\n"
+                        "\t\t\t\t          \"Objects remaining in %s on shutdown()\");\n")
+    assert fresh.splitlines()[1] == "\t\t\t\t\t  \"Objects remaining in %s on shutdown()\");", \
+        fresh                                               # a new line: aligned, tabs first
     assert out[4] == "\tkeep(a,b);", "an unchanged line keeps its layout"
     assert tidy._comma_space("\tf(',', \"a,b\", x,y); /* c,d */\n") == \
         "\tf(',', \"a,b\", x, y); /* c,d */\n"
@@ -1161,10 +1166,12 @@ def test_regenerating_the_committed_series_keeps_its_identity(tmp_path, monkeypa
 
 
 def test_continuation_lines_follow_a_changed_opening_line():
-    """checkpatch --strict's PARENTHESIS_ALIGNMENT: the lines after a changed
-    line that leaves a parenthesis open are aligned with it, and filled again
-    at their commas where the aligned line would pass 80 columns; code whose
-    opening line did not change keeps its own style."""
+    """checkpatch --strict's PARENTHESIS_ALIGNMENT where the conversion
+    moved what a line was aligned with: the lines after a changed line that
+    leaves a parenthesis open, aligned with it before, are aligned with it
+    again, and filled again at their commas where the aligned line would
+    pass 80 columns; lines that were not aligned, and code whose opening
+    line did not change, keep their own style (no whitespace-only churn)."""
     old = ("static void deactivate_slab(struct kmem_cache *s, struct page *page,\n"
            "\t\t\t\tvoid *freelist, struct kmem_cache_cpu *c)\n{\n"
            "\tfoo(a,\n\t\tb);\n}\n"
@@ -1174,13 +1181,24 @@ def test_continuation_lines_follow_a_changed_opening_line():
     new = (old.replace("struct page *page,", "struct slab *slab,")
               .replace("int slab_order(", "int calc_slab_order("))
     out = tidy.reflow(old, new)
+    # not aligned with their parenthesis before: they keep their bytes,
+    # whether the parenthesis stayed (deactivate_slab) or moved (the rename)
     assert ("static void deactivate_slab(struct kmem_cache *s, struct slab *slab,\n"
-            "\t\t\t    void *freelist, struct kmem_cache_cpu *c)\n") in out
+            "\t\t\t\tvoid *freelist, struct kmem_cache_cpu *c)\n") in out
     assert "\tfoo(a,\n\t\tb);\n" in out                      # not changed: left alone
+    assert ("static inline unsigned int calc_slab_order(unsigned int size,\n"
+            "\t\tunsigned int min_objects, unsigned int max_order,\n"
+            "\t\tunsigned int fract_leftover)\n") in out
+    # aligned before, and the rename moved the parenthesis: aligned again,
+    # filled again at the commas where the aligned line passes 80 columns
+    old = ("static inline unsigned int slab_order(unsigned int size,\n"
+           "\t\t\t\t      unsigned int min_objects,\n"
+           "\t\t\t\t      unsigned int max_order, unsigned int fract_leftover)\n{\n}\n")
+    out = tidy.reflow(old, old.replace("int slab_order(", "int calc_slab_order("))
     assert ("static inline unsigned int calc_slab_order(unsigned int size,\n"
             "\t\t\t\t\t   unsigned int min_objects,\n"
             "\t\t\t\t\t   unsigned int max_order,\n"
-            "\t\t\t\t\t   unsigned int fract_leftover)\n") in out
+            "\t\t\t\t\t   unsigned int fract_leftover)\n") in out, out
     assert all(len(ln.expandtabs(8)) <= 80 for ln in out.splitlines())
 
 

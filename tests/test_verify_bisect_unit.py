@@ -511,8 +511,8 @@ def test_a_failing_bisect_fails_the_verdict(tmp_path):
                             report=tmp_path / "bisect.json")
     b.summary = bisect.summary_text(b)
     g = Gates("5.10", "test", 2, builds=[r], bisect=b, not_run={
-        c: "not asked for" for c in ("checkpatch", "messages", "nullcheck", "compiled-lines",
-                                     "field-users", "residue", "layout")})
+        c: "not asked for" for c in ("checkpatch", "messages", "whitespace", "nullcheck",
+                                     "compiled-lines", "field-users", "residue", "layout")})
     assert not g.ok and r.ok
     assert g.problems == ['patch 2/2 "mm: Break" fails in config slub-nodebug: '
                           'does not build (make mm/slub.o)']

@@ -134,3 +134,43 @@ def test_regen_moves_an_aligned_continuation_with_its_parenthesis():
     got = tidy.reflow(BEFORE, renamed)      # spatch left it where it was
     assert "static void account_slab(struct slab *slab, int order,\n" \
            "\t\t\t struct kmem_cache *s)\n" in got, got
+
+
+def test_regen_keeps_a_renamed_signatures_breaks_when_its_body_gets_a_line():
+    """The signature and the new first line of the body are one changed
+    region: the signature, only renamed, keeps its line breaks (81 columns
+    fit in checkpatch's 100) and the body line stays."""
+    old = ("static inline bool __cmpxchg_double_slab(struct kmem_cache *s, struct page *page,\n"
+           "\t\tvoid *freelist_old, unsigned long counters_old,\n"
+           "\t\tconst char *n)\n{\n\tVM_BUG_ON(!irqs_disabled());\n")
+    spatch = ("static inline bool __cmpxchg_double_slab(struct kmem_cache *s,\n"
+              "\t\t\t\t\t struct slab *slab,\n\t\t\t\t\t void *freelist_old,\n"
+              "\t\t\t\t\t unsigned long counters_old,\n\t\t\t\t\t const char *n)\n{\n"
+              "\tstruct page *page = slab_page(slab);\n\n\tVM_BUG_ON(!irqs_disabled());\n")
+    assert tidy.reflow(old, spatch) == (
+        "static inline bool __cmpxchg_double_slab(struct kmem_cache *s, struct slab *slab,\n"
+        "\t\tvoid *freelist_old, unsigned long counters_old,\n"
+        "\t\tconst char *n)\n{\n\tstruct page *page = slab_page(slab);\n\n"
+        "\tVM_BUG_ON(!irqs_disabled());\n")
+
+
+REWRAP = """\
+@@ -355,6 +355,8 @@
+ static inline bool cmpxchg_double_slab(struct kmem_cache *s, struct slab *slab,
+-		void *freelist_old, unsigned long counters_old,
+-		void *freelist_new, unsigned long counters_new,
++				       void *freelist_old,
++				       unsigned long counters_old,
++				       void *freelist_new,
++				       unsigned long counters_new,
+ 		const char *n)
+"""
+
+
+def test_a_rewrap_is_a_finding():
+    """The same arguments broken at other places: each old line broken in
+    two is a pair, not justified (the parenthesis is on an unchanged line,
+    and they were not aligned with it)."""
+    pairs, justified, found = whitespace.check_text("0044.patch", patch(REWRAP))
+    assert (pairs, justified, len(found)) == (2, 0, 2), found
+    assert found[0].line == 356 and "void *freelist_old," in str(found[0])

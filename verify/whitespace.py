@@ -158,14 +158,18 @@ def hunk_findings(name: str, path: str, start: int, body: list[str]) -> tuple[in
             plus.append(len(new) - 1)
             k += 1
         free = list(plus)
+        left = []                       # '-' lines no '+' line equals without whitespace
+        paired: set[int] = set()
         for i in minus:
             key = _squash(old[i])
             if not key:
                 continue
             j = next((j for j in free if _squash(new[j]) == key), None)
             if j is None:
+                left.append(i)
                 continue
             free = free[free.index(j) + 1:]
+            paired.add(j)
             pairs += 1
             was, now = paren_column(old, i), paren_column(new, j)
             if (old[i].lstrip(" \t") == new[j].lstrip(" \t") and was is not None
@@ -174,7 +178,62 @@ def hunk_findings(name: str, path: str, start: int, body: list[str]) -> tuple[in
                 justified += 1
             else:
                 found.append(Finding(name, start + j, path, old[i], new[j]))
+        unpaired = [j for j in plus if j not in paired and _squash(new[j])]
+        for ms, ps in _rewraps(old, left, new, unpaired):
+            pairs += 1
+            if _refill_justified(old, ms, new, ps):
+                justified += 1
+            else:
+                found.append(Finding(name, start + ps[0], path, "\n".join(old[i] for i in ms),
+                                     "\n".join(new[j] for j in ps)))
     return pairs, justified, found
+
+
+def _rewraps(old: list[str], minus: list[int], new: list[str], plus: list[int]):
+    """The runs of consecutive '-' lines and of consecutive '+' lines, one of
+    them longer than a line, that hold the same text but for whitespace:
+    the same code broken at other places (a rewrap)."""
+    out = []
+    used: set[int] = set()
+    for a in range(len(minus)):
+        if minus[a] in used:
+            continue
+        acc_m = ""
+        for b in range(a, len(minus)):
+            if b > a and minus[b] != minus[b - 1] + 1:
+                break
+            acc_m += _squash(old[minus[b]])
+            hit = None
+            for c in range(len(plus)):
+                acc_p = ""
+                for d in range(c, len(plus)):
+                    if d > c and plus[d] != plus[d - 1] + 1:
+                        break
+                    acc_p += _squash(new[plus[d]])
+                    if len(acc_p) > len(acc_m):
+                        break
+                    if acc_p == acc_m and (b > a or d > c):
+                        hit = (minus[a:b + 1], plus[c:d + 1])
+                        break
+                if hit:
+                    break
+            if hit:
+                out.append(hit)
+                used.update(hit[0])
+                break
+    return out
+
+
+def _refill_justified(old: list[str], ms: list[int], new: list[str], ps: list[int]) -> bool:
+    """A rewrap is justified when the old lines were aligned with the
+    parenthesis they continue, a rename moved it, the new lines are aligned
+    with it, and one old line aligned there would pass 80 columns."""
+    was, now = paren_column(old, ms[0]), paren_column(new, ps[0])
+    if was is None or now is None or was == now:
+        return False
+    if any(_lead(old[i]) != was for i in ms) or any(_lead(new[j]) != now for j in ps):
+        return False
+    return any(now + len(old[i].strip().expandtabs(8)) > 80 for i in ms)
 
 
 def check_text(name: str, text: str) -> tuple[int, int, list]:
