@@ -83,7 +83,8 @@ def next_lines(version: str, produced: Path, committed: Path) -> list[str]:
             f"results) and make mail{args} (its mail-ready copy)"]
 
 
-MAIN_STEPS = ("regenerate the series", "apply it", "verify: checkpatch, messages, nullcheck, "
+MAIN_STEPS = ("regenerate the series", "apply it", "verify: checkpatch, messages, whitespace, "
+              "nullcheck, "
               "layout, builds and sparse, field users, residue", "boot with the in-guest tests")
 
 
