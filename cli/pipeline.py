@@ -84,8 +84,8 @@ def next_lines(version: str, produced: Path, committed: Path) -> list[str]:
 
 
 MAIN_STEPS = ("regenerate the series", "apply it", "verify: checkpatch, messages, whitespace, "
-              "nullcheck, "
-              "layout, builds and sparse, field users, residue", "boot with the in-guest tests")
+              "nullcheck, layout, builds and sparse, field users, residue",
+              "boot with the in-guest tests")
 
 
 def _last_stages(version: str) -> dict:
