@@ -8,7 +8,8 @@ So the pipeline also records each result under
 
     $SLABCONV_CACHE/runs/results-<version>/<series id>/<name>.json
         name: verify (the verdict), verify-<config>, bisect, compiled-lines,
-              field-users, residue, layout, checkpatch, nullcheck, messages
+              field-users, residue, layout, checkpatch, nullcheck, messages,
+              whitespace
               (each the part of verify's JSON report of that name:
               verify.gates.Gates.records()), boot-<config>
         {"series": <series id>, "patches": N, "source": <source id>,
