@@ -36,7 +36,10 @@ def cmd_fetch(args) -> int:
     if args.list:
         print("\n".join(fetch.offered_versions()))
         return 0
-    print(prefetch.everything(args.version, args.tree, args.deb_version).tree)
+    if args.version and args.kernel and args.version != args.kernel:
+        raise SlabconvError(f"fetch: two kernels given, {args.version} and --kernel "
+                            f"{args.kernel}: give one", 2)
+    print(prefetch.everything(args.version or args.kernel, args.tree, args.deb_version).tree)
     return 0
 
 
@@ -105,6 +108,8 @@ def build_parser() -> argparse.ArgumentParser:
                     "slabconv fetch 5.10")
     p.add_argument("version", nargs="?",
                    help=f"kernel version or 'latest' (default {paths.DEFAULT_KERNEL})")
+    p.add_argument("--kernel", "-k", dest="kernel", default=None,
+                   help="the same as VERSION, as the other commands take it")
     p.add_argument("--tree", default=None, help="your kernel tree: only the other downloads")
     p.add_argument("--deb-version", default=None,
                    help="package version (default: the one the committed series was "

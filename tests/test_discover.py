@@ -185,6 +185,17 @@ def test_an_unknown_version_lists_the_real_ones(mirror, capsys, version):
            f"{', '.join(VERSIONS)}\n" in err
 
 
+def test_fetch_takes_the_kernel_as_the_other_commands_do(mirror, capsys):
+    """`slabconv fetch --kernel X.Y` as `regen --kernel X.Y`; the same
+    version given twice in two ways is one, two different ones an error."""
+    assert cli.main(["fetch", "--kernel", "9.9"]) == 2
+    assert "no packaged kernel source for 9.9; apt offers: " in capsys.readouterr().err
+    assert cli.main(["fetch", "9.9", "--kernel", "9.9"]) == 2
+    assert "no packaged kernel source for 9.9" in capsys.readouterr().err
+    assert cli.main(["fetch", "7.4", "--kernel", "6.1"]) == 2
+    assert "two kernels given, 7.4 and --kernel 6.1: give one" in capsys.readouterr().err
+
+
 def catalog_time(cache: Path, when: float) -> None:
     f = cache / "apt/discover/catalog.json"
     d = json.loads(f.read_text())
