@@ -18,7 +18,7 @@ Schema (TOML, see cocci/series.toml for the documented real thing):
                           remove_members = [names], struct = "s", into = "file",
                             why = "..." -- members taken out of a struct
                             definition by name (regen/members.py)
-                          convert = "param" | "return" | "local", fn = "f",
+                          convert = "param" | "return" | "local" | "members", fn = "f",
                             [var = "page", to = "slab"], [const = true],
                             [files = [...], default mm/slub.c]
                             -- the generic conversion, expanded into its
