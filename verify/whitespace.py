@@ -137,7 +137,6 @@ def hunk_findings(name: str, path: str, start: int, body: list[str]) -> tuple[in
     their ' ', '-' or '+' mark, `start` the new side's first line number."""
     old: list[str] = []
     new: list[str] = []
-    newno: list[int] = []
     pairs = justified = 0
     found: list[Finding] = []
     k = 0
@@ -145,7 +144,6 @@ def hunk_findings(name: str, path: str, start: int, body: list[str]) -> tuple[in
         if body[k][:1] not in "-+":
             old.append(body[k][1:])
             new.append(body[k][1:])
-            newno.append(start + len(new) - 1)
             k += 1
             continue
         minus, plus = [], []
