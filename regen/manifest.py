@@ -73,6 +73,13 @@ class Step:
     def rules(self) -> list[str]:
         return [self.path] + self.chain if self.kind == "rule" else []
 
+    @property
+    def target(self) -> str:
+        """The variable a generic conversion's effect shows under
+        (effects.converted()): a local's new name (`to`), the page the
+        members conversion keeps (`var`), else `slab`."""
+        return self.defines.get("to", self.defines.get("var", "slab"))
+
     def describe(self) -> str:
         return f"{self.kind} {' + '.join(self.rules) or self.path}"
 

@@ -317,8 +317,7 @@ def _run_batch(series: manifest.Series, batch: list[manifest.Step], wt: WorkTree
     matched = spatch.hits(out)
     srcs = [(tree / f).read_text(errors="replace") for f in first.files if (tree / f).is_file()]
     for i, st in enumerate(batch):
-        if st.convert and effects.converted(st.convert, st.defines["fn"], srcs,
-                                            st.defines.get("to", st.defines.get("var", "slab"))):
+        if st.convert and effects.converted(st.convert, st.defines["fn"], srcs, st.target):
             matched.add(i)
     return matched, None
 

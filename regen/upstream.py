@@ -130,8 +130,7 @@ def _evidence(entry: manifest.Entry, tree: Path, root: Path) -> tuple[list[str],
             if not any(effects.parameter_lists(s, fn) or fn in effects.defined_names(s)
                        for s in srcs):
                 gone.append(f"{fn}() is not in {', '.join(st.files)}")
-            elif effects.converted(st.convert, fn, srcs,
-                                   st.defines.get("to", st.defines.get("var", "slab"))):
+            elif effects.converted(st.convert, fn, srcs, st.target):
                 what = {"param": "takes a struct slab", "return": "returns a struct slab",
                         "local": "uses a struct slab",
                         "members": "reaches the slab members through page_slab()"}[st.convert]
