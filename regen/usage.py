@@ -217,14 +217,16 @@ def steps_for(tree: Path, found: list[Found]) -> tuple[list[manifest.Step], list
         if (x.kind, x.fn, x.var) in seen:
             continue
         seen.add((x.kind, x.fn, x.var))
-        body = _function_text((tree / x.file).read_text(errors="replace"), x.fn)
-        clash = x.var != "slab" and names_slab(body)
         if x.use == MIXED_WALK:
             left.append(x)
             continue
-        if x.use == MIXED:
-            d = {"convert": MEMBERS, "fn": x.fn, "var": x.var, "files": [x.file]}
-        elif x.kind == "param":
+        if x.use == MIXED:          # the page keeps its name: no clash to look for
+            steps += manifest._convert({"convert": MEMBERS, "fn": x.fn, "var": x.var,
+                                        "files": [x.file]}, f"usage pass: {x.describe()}")
+            continue
+        body = _function_text((tree / x.file).read_text(errors="replace"), x.fn)
+        clash = x.var != "slab" and names_slab(body)
+        if x.kind == "param":
             if clash:
                 left.append(x)
                 continue
@@ -286,6 +288,14 @@ def apply(series: manifest.Series, entry: manifest.Entry, wt, apply_entry,
     def now():
         return None if since is None else (since[0], since[1] | set(changed))
 
+    def run(steps: list[manifest.Step]) -> None:
+        """Apply `steps` as a part of the entry; note the files they change."""
+        step_entry = replace(entry, steps=steps, expects=[], usage=False)
+        for f in apply_entry(series, step_entry, wt):
+            if f not in changed:
+                changed.append(f)
+        steps_all.extend(steps)
+
     mixed: list[Found] = []
     for _ in range(ROUNDS):
         everything = find(wt.path, since=now())
@@ -301,13 +311,9 @@ def apply(series: manifest.Series, entry: manifest.Entry, wt, apply_entry,
             break
         for x in found:
             info("regen", f"    usage: {x.describe()}")
-        step_entry = replace(entry, steps=steps + fold_steps(wt.path, steps), expects=[], usage=False)
-        for f in apply_entry(series, step_entry, wt):
-            if f not in changed:
-                changed.append(f)
+        run(steps + fold_steps(wt.path, steps))
         done += found
         keys |= {(x.kind, x.fn, x.var) for x in found}
-        steps_all += step_entry.steps
     else:
         mixed = [x for x in find(wt.path, since=now()) if x.use != SLAB_ONLY]
     # the pages used both ways, once every variable used only as a slab is
@@ -319,11 +325,7 @@ def apply(series: manifest.Series, entry: manifest.Entry, wt, apply_entry,
     for x in safe:
         info("regen", f"    usage: {x.describe()}: its slab members through page_slab()")
     if steps:
-        step_entry = replace(entry, steps=steps, expects=[], usage=False)
-        for f in apply_entry(series, step_entry, wt):
-            if f not in changed:
-                changed.append(f)
-        steps_all += step_entry.steps
+        run(steps)
     if not done and not safe:
         return entry, [], [], refused
     message = entry.message
