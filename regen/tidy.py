@@ -211,15 +211,24 @@ def _width(line: str) -> int:
     return len(line.rstrip("\n").expandtabs(8))
 
 
+def _indent(col: int) -> str:
+    """Leading whitespace up to display column `col`: tabs, then fewer
+    than 8 spaces (checkpatch's CODE_INDENT)."""
+    return "\t" * (col // 8) + " " * (col % 8)
+
+
+def _lead_width(line: str) -> int:
+    """The display width (tabs to 8) of the line's leading whitespace."""
+    return len(line[:len(line) - len(line.lstrip(" \t"))].expandtabs(8))
+
+
 def _tab_indent(line: str) -> str:
     """The line with its leading whitespace as tabs where it can be, then
     fewer than 8 spaces (checkpatch's CODE_INDENT)."""
     body = line.lstrip(" \t")
-    lead = line[:len(line) - len(body)]
-    width = len(lead.expandtabs(8))
     if not body.strip():
         return line
-    return "\t" * (width // 8) + " " * (width % 8) + body
+    return _indent(_lead_width(line)) + body
 
 
 def _comma_space(line: str) -> str:
@@ -454,7 +463,7 @@ def _split_top_commas(text: str) -> list[str]:
 def _fill(items: list[str], col: int, limit: int) -> list[str] | None:
     """`items` joined with spaces into lines indented to `col` (tabs, then
     spaces), as many on a line as fit in `limit`; None if one alone does not."""
-    lead = "\t" * (col // 8) + " " * (col % 8)
+    lead = _indent(col)
     lines: list[str] = []
     for it in items:
         if lines and _width(lines[-1] + " " + it) <= limit:
@@ -476,8 +485,7 @@ def _aligned_before(old: list[str], old_at: dict, text: str, near: int, col: int
         return True
     k = min(at, key=lambda i: abs(i - near))
     was = _open_paren(old, k)
-    lead = len(old[k][:len(old[k]) - len(old[k].lstrip(" \t"))].expandtabs(8))
-    return was is not None and lead == was and was != col
+    return was is not None and _lead_width(old[k]) == was and was != col
 
 
 def _align_continuations(lines: list[str], changed: set[int], limit: int,
@@ -525,7 +533,7 @@ def _align_continuations(lines: list[str], changed: set[int], limit: int,
             continue
         if old is not None and not _aligned_before(old, old_at, group[0].strip(), j + 1, col):
             continue
-        aligned = ["\t" * (col // 8) + " " * (col % 8) + g + "\n" for g in group]
+        aligned = [_indent(col) + g + "\n" for g in group]
         if any(_width(a) > limit for a in aligned):
             aligned = _fill(_split_top_commas(" ".join(group)), col, limit)
             if aligned is None:
@@ -620,9 +628,8 @@ def keep_indentation(before: str, after: str) -> str:
                 continue
             was = _open_paren(old, k)
             now = _open_paren(new, j)
-            lead = len(old[k][:len(old[k]) - len(body)].expandtabs(8))
-            if was is not None and now is not None and lead == was and now != was:
-                out[j] = "\t" * (now // 8) + " " * (now % 8) + body
+            if was is not None and now is not None and _lead_width(old[k]) == was and now != was:
+                out[j] = _indent(now) + body
             else:
                 out[j] = old[k]
     return "".join(out)
