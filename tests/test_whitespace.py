@@ -174,3 +174,11 @@ def test_a_rewrap_is_a_finding():
     pairs, justified, found = whitespace.check_text("0044.patch", patch(REWRAP))
     assert (pairs, justified, len(found)) == (2, 0, 2), found
     assert found[0].line == 356 and "void *freelist_old," in str(found[0])
+
+
+def test_a_hunk_is_as_long_as_its_header_says():
+    """A removed line that reads "-- " (the text "- ") is not the mail's
+    signature: the pair after it is still read."""
+    hunk = "@@ -1,3 +1,2 @@\n-- \n-\tx = f(a,b);\n+\tx = f(a, b);\n \ty = 0;\n-- \n2.39.5\n"
+    pairs, justified, found = whitespace.check_text("p", patch(hunk))
+    assert (pairs, justified, len(found)) == (1, 0, 1), found

@@ -12,8 +12,8 @@ where a rename on the opening line moved that parenthesis to another
 column, is aligned with it again, and that pair is justified.  Any other
 whitespace-only pair is a finding, named by patch, hunk line and text.
 
-Each hunk is read on its own: its old side (context and '-' lines) and its
-new side (context and '+' lines).  A '-' line and a '+' line of the same
+Each hunk is read on its own, as many lines as its header counts: its old
+side (context and '-' lines) and its new side (context and '+' lines).  A '-' line and a '+' line of the same
 run of changes pair when they are equal without their whitespace (in
 order).  The parenthesis a line continues is found by reading back through
 its side of the hunk to the innermost one left open; one opened above the
@@ -35,7 +35,7 @@ from pathlib import Path
 
 from base.log import SlabconvError
 
-_HUNK = re.compile(r"^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@")
+_HUNK = re.compile(r"^@@ -\d+(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 
 
 @dataclass(frozen=True)
@@ -251,9 +251,15 @@ def check_text(name: str, text: str) -> tuple[int, int, list]:
             continue
         k += 1
         body = []
-        while k < len(lines) and lines[k][:1] in (" ", "-", "+") and \
-                not lines[k].startswith(("--- ", "+++ ")) and lines[k] != "-- ":
-            body.append(lines[k])
+        # the hunk is as long as its header says (a '-' line reading "-- "
+        # is not the mail's signature); "\ No newline" lines are no side's
+        old_left, new_left = int(m.group(1) or 1), int(m.group(3) or 1)
+        while k < len(lines) and (old_left > 0 or new_left > 0):
+            mark = lines[k][:1]
+            if mark != "\\":
+                body.append(lines[k] if mark else " ")
+                old_left -= mark != "+"
+                new_left -= mark != "-"
             k += 1
         p, j, f = hunk_findings(name, path, int(m.group(2)), body)
         pairs, justified, found = pairs + p, justified + j, found + f
