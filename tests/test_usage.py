@@ -30,13 +30,13 @@ USAGE = """
 """
 
 
-def _regen(tmp_path: Path, files: dict[str, str]):
+def _regen(tmp_path: Path, files: dict[str, str], entries: str = USAGE):
     t = tmp_path / "linux"
     for f, text in files.items():
         (t / f).parent.mkdir(parents=True, exist_ok=True)
         (t / f).write_text(text)
     (t / "Makefile").write_text("VERSION = 5\nPATCHLEVEL = 10\n")
-    m = write_manifest(tmp_path / "cocci", USAGE)
+    m = write_manifest(tmp_path / "cocci", entries)
     return series.regenerate(t, "test-tree", version="5.10", output=tmp_path / "out",
                              identity=ID, manifest_path=m, workdir=tmp_path / "work")
 
@@ -187,7 +187,6 @@ def test_a_page_walked_as_a_slab_and_used_as_a_page_stops_with_the_refusal(tmp_p
     used as a page too: regen stops before the removal, naming each use
     and, once, the conversion it tried and why it refused it."""
     from base.log import SlabconvError
-    t = tmp_path / "linux"
     files = {"mm/user.c": textwrap.dedent("""\
                  unsigned long partial_bytes(struct kmem_cache_node *n)
                  {
@@ -200,15 +199,9 @@ def test_a_page_walked_as_a_slab_and_used_as_a_page_stops_with_the_refusal(tmp_p
                  }
                  """),
              "include/linux/mm_types.h": "struct page {\n\tstruct list_head slab_list;\n"
-                                         "\tunsigned inuse:16;\n\tint _refcount;\n};\n",
-             "Makefile": "VERSION = 5\nPATCHLEVEL = 10\n"}
-    for f, text in files.items():
-        (t / f).parent.mkdir(parents=True, exist_ok=True)
-        (t / f).write_text(text)
-    m = write_manifest(tmp_path / "cocci", USAGE + REMOVAL)
+                                         "\tunsigned inuse:16;\n\tint _refcount;\n};\n"}
     with pytest.raises(SlabconvError) as e:
-        series.regenerate(t, "test-tree", version="5.10", output=tmp_path / "out",
-                          identity=ID, manifest_path=m, workdir=tmp_path / "work")
+        _regen(tmp_path, files, USAGE + REMOVAL)
     err = str(e.value)
     assert ("  mm/user.c:6: partial_bytes(): page->slab_list\n"
             "  mm/user.c:7: partial_bytes(): page->inuse\n"
